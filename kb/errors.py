@@ -1,0 +1,56 @@
+"""One exception family. The CLI catches ``DeployKBError`` once and prints ``str(exc)`` on one line."""
+
+from __future__ import annotations
+
+
+class DeployKBError(Exception):
+    """Base class: the message is a complete, one-line, actionable sentence."""
+
+    exit_code = 1
+
+
+class FindingError(DeployKBError):
+    """A finding file is invalid. Renders as ``path:line: message``."""
+
+    exit_code = 2
+
+    def __init__(self, path: str, line: int | None, message: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.message = message
+        loc = f"{self.path}:{line}" if line else self.path
+        super().__init__(f"{loc}: {message}")
+
+
+class KBIndexError(DeployKBError):
+    """The SQLite index is missing, stale or unreadable."""
+
+    exit_code = 3
+
+
+class EmbeddingError(DeployKBError):
+    """The embedding model cannot be loaded or run."""
+
+    exit_code = 3
+
+
+class ConfigFetchError(DeployKBError):
+    """A model's config.json could not be read (local) or fetched (Hub)."""
+
+    exit_code = 4
+
+
+class InputError(DeployKBError):
+    """User input (a log, a command, an option value) is unusable."""
+
+    exit_code = 2
+
+
+class CommandParseError(InputError):
+    """A launch command could not be parsed."""
+
+
+class ExportError(DeployKBError):
+    """An export could not be produced or written."""
+
+    exit_code = 2

@@ -1,0 +1,187 @@
+"""The records that cross module boundaries: small frozen dataclasses, one model family.
+
+Everything that leaves a parser, the store, the matcher or the flag differ is one of these.
+Sequences are tuples so that records stay hashable and immutable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+STATUSES = ("works", "works-with-flags", "broken", "partial")
+
+SYMPTOM_CLASSES = (
+    "nan",
+    "garbage-output",
+    "empty-output",
+    "accuracy",
+    "device-assert",
+    "illegal-memory-access",
+    "crash",
+    "hang",
+    "oom",
+    "slow",
+    "warning",
+)
+
+
+@dataclass(frozen=True)
+class Symptom:
+    """One verbatim error line (or a short description for silent failures) and its class."""
+
+    cls: str
+    text: str
+    line: int | None = None  # line in the source file, when known
+
+
+@dataclass(frozen=True)
+class Hardware:
+    gpu: str | None = None  # e.g. "NVIDIA RTX PRO 6000 Blackwell"
+    count: int | None = None  # GPUs used by the deployment
+    sm: str | None = None  # normalised "sm120"
+    interconnect: str | None = None  # "PCIe", "NVLink", ...
+
+
+@dataclass(frozen=True)
+class Framework:
+    name: str | None = None  # "sglang", "vllm", "tensorrt-llm", or a fork's name
+    version: str | None = None  # version, commit, image tag or free text
+
+
+@dataclass(frozen=True)
+class Fix:
+    """What changed to make it work. Strings are kept exactly as the source wrote them."""
+
+    add: tuple[str, ...] = ()  # flags to add or change, with their new value
+    remove: tuple[str, ...] = ()  # flags to drop
+    env: tuple[str, ...] = ()  # "NAME=value"
+    pins: tuple[str, ...] = ()  # "pkg==1.2", "pkg>=1.2", "org/image:tag"
+    note: str | None = None  # for alternatives: what this alternative is
+
+    def is_empty(self) -> bool:
+        return not (self.add or self.remove or self.env or self.pins)
+
+
+@dataclass(frozen=True)
+class Performance:
+    throughput_tok_s: float | None = None
+    concurrency: int | None = None
+    baseline: str | None = None
+    notes: str | None = None
+
+    def is_empty(self) -> bool:
+        return all(v is None for v in (self.throughput_tok_s, self.concurrency, self.baseline, self.notes))
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One deployment case: what ran where, what broke, why, and what fixed it."""
+
+    id: str
+    title: str
+    status: str
+    date: str | None = None  # ISO "YYYY-MM-DD" or "YYYY-MM"
+    model: str | None = None  # Hugging Face id (or the name the source used)
+    architecture: str | None = None  # config.json model_type
+    quantization: str | None = None
+    hardware: Hardware = field(default_factory=Hardware)
+    framework: Framework = field(default_factory=Framework)
+    symptoms: tuple[Symptom, ...] = ()
+    root_cause: str | None = None
+    fix: Fix = field(default_factory=Fix)
+    alternatives: tuple[Fix, ...] = ()
+    failing_command: str | None = None
+    working_command: str | None = None
+    tried_without_effect: tuple[str, ...] = ()
+    performance: Performance = field(default_factory=Performance)
+    sources: tuple[str, ...] = ()
+    related: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    body: str = ""  # the Markdown story (everything after the front matter)
+    path: str | None = None  # file it came from
+    line: int | None = None  # line of its start in that file (1 for front-matter files)
+
+
+@dataclass(frozen=True)
+class ParseWarning:
+    path: str
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        loc = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{loc}: {self.message}"
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    findings: tuple[Finding, ...]
+    warnings: tuple[ParseWarning, ...] = ()
+
+
+# --- launch commands and flag diffs (agent side, but they cross into kb export and add) ---
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One parsed launch option. ``name`` is canonical (registry) when known, else as written."""
+
+    name: str  # canonical, e.g. "--moe-runner-backend"
+    value: str | None  # None for a boolean switch
+    written: str  # as the user wrote it, e.g. "--moe_runner_backend=flashinfer_cutlass"
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    """A parsed launch command."""
+
+    framework: str | None  # "sglang", "vllm", "tensorrt-llm" or None when unknown
+    program: str | None  # e.g. "python3 -m sglang.launch_server", "vllm serve"
+    model: str | None  # --model-path / positional model
+    flags: tuple[Flag, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()  # (NAME, value)
+    raw: str = ""
+
+
+@dataclass(frozen=True)
+class FlagChange:
+    kind: str  # "flag" | "env" | "pin"
+    action: str  # "add" | "change" | "remove"
+    name: str
+    value: str | None = None  # the new value (add/change) or the removed one
+    old: str | None = None  # the previous value for "change"
+    text: str = ""  # human text, e.g. "--fp8-gemm-backend cutlass"
+    note: str | None = None  # e.g. "translated from sglang --disable-cuda-graph"
+
+
+@dataclass(frozen=True)
+class ArchTraits:
+    """What a model's config.json says about its architecture."""
+
+    model_type: str | None = None
+    traits: tuple[str, ...] = ()  # e.g. ("moe", "mla", "dsa", "hybrid-linear-attention", "mtp")
+    details: tuple[tuple[str, str], ...] = ()  # ("num_experts", "256"), ...
+    quantization: str | None = None  # e.g. "nvfp4", "fp8"
+    scale_format: str | None = None  # e.g. "ue8m0"
+
+
+@dataclass(frozen=True)
+class QueryContext:
+    """What the user told us (or we detected) about the deployment in trouble."""
+
+    model: str | None = None
+    arch: ArchTraits | None = None
+    quantization: str | None = None
+    gpu: str | None = None
+    sm: str | None = None
+    framework: str | None = None
+    framework_version: str | None = None
+    command: LaunchConfig | None = None
+
+
+@dataclass(frozen=True)
+class Match:
+    finding: Finding
+    score: float
+    reasons: tuple[str, ...] = ()
+    signals: tuple[tuple[str, float], ...] = ()  # per-retriever scores, for the evaluation
