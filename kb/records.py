@@ -185,3 +185,25 @@ class Match:
     score: float
     reasons: tuple[str, ...] = ()
     signals: tuple[tuple[str, float], ...] = ()  # per-retriever scores, for the evaluation
+
+
+# --- log triage ---
+
+
+@dataclass(frozen=True)
+class SalientLine:
+    """One line worth a human's attention, extracted from a (possibly huge) server log."""
+
+    text: str  # cleaned text (fragments re-joined, rank prefix kept as first seen)
+    signature: str  # volatile tokens masked: stable across runs, ranks and machines
+    cls: str | None = None  # a SYMPTOM_CLASSES value when recognisable
+    reason: str = ""  # why it was kept: "assertion", "exception", "before-scheduler-exception", "causal-warning", ...
+    count: int = 1  # how many times it appeared (across ranks)
+    ranks: tuple[str, ...] = ()  # e.g. ("TP0", "TP5")
+    line: int | None = None  # first line number in the input
+
+
+@dataclass(frozen=True)
+class Triage:
+    lines: tuple[SalientLine, ...]
+    total_lines: int = 0
