@@ -207,3 +207,41 @@ class SalientLine:
 class Triage:
     lines: tuple[SalientLine, ...]
     total_lines: int = 0
+
+
+# --- the answer to `ask` ---
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A matched past case and what to change in the user's deployment because of it."""
+
+    match: Match
+    changes: tuple[FlagChange, ...] = ()
+    command: str | None = None  # the corrected full command, when the user gave one
+    translated_from: str | None = None  # the finding's framework, when changes were translated
+    alternatives: tuple[tuple[FlagChange, ...], ...] = ()
+
+
+@dataclass(frozen=True)
+class Answer:
+    confident: bool
+    proposals: tuple[Proposal, ...]
+    triage: Triage
+    context: QueryContext
+    warnings: tuple[str, ...] = ()
+    verdict: str = ""  # one sentence: why confident, or why not
+
+
+@dataclass(frozen=True)
+class Redaction:
+    kind: str  # "ipv4", "ipv6", "email", "ssh-user-host", "hostname", "hf-token", "openai-key", ...
+    original: str
+    replacement: str
+    line: int | None = None
+
+    def preview(self) -> str:
+        """What to show a person: secrets are shown masked, addresses in full (they stay local)."""
+        if self.kind.endswith(("token", "key", "secret")):
+            return f"{self.original[:4]}…({len(self.original)} chars)"
+        return self.original

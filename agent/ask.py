@@ -1,0 +1,201 @@
+"""``ask``: from a pasted error/log/question plus deployment context to an ``Answer``.
+
+``build_context`` gathers what the user told us (and what can be fetched or detected);
+``answer`` triages the text, retrieves, decides confidence and diffs flags. Both receive their
+dependencies (database, searcher, httpx client) as parameters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+
+from agent import match as M
+from agent.search import Searcher
+from kb.errors import ConfigFetchError, InputError
+from kb.records import Answer, ArchTraits, Finding, LaunchConfig, Proposal, QueryContext, Triage
+
+HEAD_CHARS = 8000  # of the raw input kept for question-style queries (the rest is streamed)
+
+
+class _Head:
+    """Pass lines through while keeping the first ``HEAD_CHARS`` characters of the input."""
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self._lines = lines
+        self.parts: list[str] = []
+        self._size = 0
+        self.count = 0
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self._lines:
+            self.count += 1
+            if self._size < HEAD_CHARS:
+                self.parts.append(line)
+                self._size += len(line)
+            yield line
+
+    @property
+    def text(self) -> str:
+        return "".join(p if p.endswith("\n") else p + "\n" for p in self.parts)[:HEAD_CHARS]
+
+
+def split_framework(value: str | None) -> tuple[str | None, str | None]:
+    """'sglang 0.5.9' -> ('sglang', '0.5.9'); 'vllm==0.11.0' -> ('vllm', '0.11.0')."""
+    if not value:
+        return None, None
+    m = re.match(r"\s*([A-Za-z][\w.-]*?)(?:\s*(?:==|@|\s)\s*(.+))?\s*$", value)
+    if not m:
+        return value.strip(), None
+    name = m.group(1).lower()
+    aliases = {"trtllm": "tensorrt-llm", "tensorrt_llm": "tensorrt-llm", "trt-llm": "tensorrt-llm"}
+    return aliases.get(name, name), (m.group(2) or None)
+
+
+def build_context(
+    *,
+    model: str | None = None,
+    arch: str | None = None,
+    quant: str | None = None,
+    gpu: str | None = None,
+    framework: str | None = None,
+    cmd: str | None = None,
+    server: str | None = None,
+    client=None,
+    detect=True,
+    warnings: list[str],
+) -> QueryContext:
+    """Fold the options, the launch command, the live server and fetched config.json into one context.
+
+    Raises for bad input (unknown GPU, unparsable command, a model the Hub says does not exist);
+    a network failure only adds a warning.
+    """
+    from agent.context import detect_gpu, resolve_gpu, traits_for_model_type, traits_from_config
+    from agent.flags import parse_command
+
+    command: LaunchConfig | None = None
+    if server:
+        from agent.hub import fetch_server_args, server_args_to_command
+
+        try:
+            info = fetch_server_args(server, client=client)
+            command = parse_command(server_args_to_command(info), "sglang")
+        except ConfigFetchError as exc:
+            warnings.append(f"--server: {exc}; continuing without the live server's arguments")
+    if cmd:
+        command = parse_command(cmd)
+
+    fw_name, fw_version = split_framework(framework)
+    if fw_name is None and command is not None:
+        fw_name = command.framework
+
+    model = model or (command.model if command else None)
+    if quant is None and command is not None:
+        for flag in command.flags:
+            if flag.name == "--quantization" and flag.value:
+                quant = flag.value
+
+    traits: ArchTraits | None = None
+    if model:
+        traits = _model_traits(model, client, warnings, traits_from_config)
+    if arch:
+        given = traits_for_model_type(arch)
+        traits = given if traits is None else replace(traits, model_type=arch)
+    if traits is not None and quant is None:
+        quant = traits.quantization
+
+    gpu_name, sm = (None, None)
+    if gpu:
+        gpu_name, sm = resolve_gpu(gpu)
+    elif detect:
+        found = detect_gpu()
+        if found:
+            gpu_name, sm = found
+
+    return QueryContext(
+        model=model,
+        arch=traits,
+        quantization=quant,
+        gpu=gpu_name,
+        sm=sm,
+        framework=fw_name,
+        framework_version=fw_version,
+        command=command,
+    )
+
+
+def _model_traits(model, client, warnings, traits_from_config) -> ArchTraits | None:
+    from pathlib import Path
+
+    from agent.hub import load_model_config
+
+    looks_local = Path(model).expanduser().exists()
+    looks_hub = bool(re.fullmatch(r"[\w.-]+/[\w.-]+", model))
+    if not (looks_local or looks_hub):
+        return None  # a bare name: matched by name only
+    try:
+        return traits_from_config(load_model_config(model, client=client))
+    except ConfigFetchError as exc:
+        if looks_local or _is_not_found(exc):
+            raise
+        warnings.append(f"{exc}; matching without the model's architecture")
+        return None
+
+
+def _is_not_found(exc: ConfigFetchError) -> bool:
+    return "not found" in str(exc) or "HTTP 404" in str(exc)
+
+
+def answer(
+    lines: Iterable[str],
+    ctx: QueryContext,
+    searcher: Searcher,
+    *,
+    top: int = 3,
+    warnings: list[str] | None = None,
+    use: tuple[str, ...] = ("lines", "bm25", "embedding"),
+) -> Answer:
+    """Triage the input, retrieve, decide confidence, and turn each match into flag changes."""
+    from agent.triage import triage as run_triage
+
+    warnings = list(warnings or [])
+    head = _Head(lines)
+    tri: Triage = run_triage(head)
+    text = head.text
+    if not text.strip():
+        raise InputError("empty input: paste an error, a log, or a question")
+    if not tri.lines and head.count > 20:
+        warnings.append(
+            f"no error lines found in {head.count} lines of log; matching on its text as a question"
+        )
+    query = _with_context_words(text if not tri.lines else "", ctx)
+    matches, evidence = searcher.search(query or text, tri, ctx, top=top, use=use)
+    if not matches:
+        return Answer(False, (), tri, ctx, tuple(warnings), "the knowledge base is empty")
+    confident, why = M.is_confident(evidence.best_line, evidence.best_cosine, evidence.best_context)
+    proposals = tuple(propose(m, ctx) for m in matches)
+    return Answer(confident, proposals, tri, ctx, tuple(warnings), why)
+
+
+def _with_context_words(text: str, ctx: QueryContext) -> str:
+    """For question-style input, the model and GPU names help the keyword and vector search."""
+    extra = " ".join(x for x in (ctx.model, ctx.gpu, ctx.quantization) if x)
+    return f"{text}\n{extra}".strip() if text else ""
+
+
+def propose(match, ctx: QueryContext) -> Proposal:
+    """The flag changes the matched case implies for the user's deployment."""
+    from agent.flags import apply_changes, diff
+
+    finding: Finding = match.finding
+    source_fw = (finding.framework.name or "").lower() or None
+    target_fw = (ctx.framework or (ctx.command.framework if ctx.command else None) or source_fw)
+    changes = diff(ctx.command, finding.fix, finding_framework=source_fw, target_framework=target_fw)
+    alternatives = tuple(
+        diff(ctx.command, alt, finding_framework=source_fw, target_framework=target_fw)
+        for alt in finding.alternatives
+    )
+    command = apply_changes(ctx.command, changes) if ctx.command is not None else None
+    translated = source_fw if (target_fw and source_fw and target_fw != source_fw) else None
+    return Proposal(match, tuple(changes), command, translated, alternatives)

@@ -1,0 +1,74 @@
+"""``deploykb ask``: the closest past case for an error, a log or a question, and the flags to change."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from agent.app import DbOption, FindingsOption, JsonOption, app
+
+ASK_HELP = """Match an error, a whole server log or a question against past deployment findings.
+
+Examples:
+
+  deploykb ask "probability tensor contains either inf, nan or element < 0" --model nvidia/GLM-5-NVFP4 --gpu sm120
+
+  journalctl -u sglang -o cat | deploykb ask - --model nvidia/GLM-5-NVFP4 --cmd "$(cat launch.sh)"
+
+  deploykb ask "what works for Kimi K2 Thinking NVFP4 on RTX PRO 6000?" --json
+"""
+
+
+@app.command("ask", help=ASK_HELP)
+def ask_command(
+    text: Annotated[
+        Optional[str],
+        typer.Argument(help="Error text, a question, or - to read a log from stdin.", show_default=False),
+    ] = None,
+    log: Annotated[Optional[Path], typer.Option("--log", help="Read the log from FILE.")] = None,
+    model: Annotated[
+        Optional[str],
+        typer.Option(help="Hugging Face id or local model directory (its config.json gives the architecture)."),
+    ] = None,
+    arch: Annotated[Optional[str], typer.Option(help="Architecture (config.json model_type), e.g. glm_moe_dsa.")] = None,
+    quant: Annotated[Optional[str], typer.Option(help="Quantization, e.g. nvfp4, fp8.")] = None,
+    gpu: Annotated[
+        Optional[str],
+        typer.Option(help="GPU name or compute capability (B200, 'RTX PRO 6000', sm120). Default: nvidia-smi."),
+    ] = None,
+    framework: Annotated[Optional[str], typer.Option(help="Framework and version, e.g. 'sglang 0.5.9'.")] = None,
+    cmd: Annotated[Optional[str], typer.Option("--cmd", help="The current launch command.")] = None,
+    server: Annotated[
+        Optional[str],
+        typer.Option(help="URL of a running SGLang server: its arguments are used as the current command."),
+    ] = None,
+    top: Annotated[int, typer.Option("--top", min=1, max=20, help="How many matches to show.")] = 3,
+    db: DbOption = None,
+    findings: FindingsOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    from agent.ask import answer, build_context
+    from agent.index import open_index
+    from agent.render import answer_dict, render_answer
+    from agent.search import Searcher
+    from agent.triage import read_input
+
+    lines = read_input(text, log, sys.stdin)
+    warnings: list[str] = []
+    ctx = build_context(
+        model=model, arch=arch, quant=quant, gpu=gpu, framework=framework, cmd=cmd,
+        server=server, warnings=warnings,
+    )
+    database = open_index(db, findings)
+    result = answer(lines, ctx, Searcher(database), top=top, warnings=warnings)
+    if as_json:
+        import json
+
+        typer.echo(json.dumps(answer_dict(result), indent=2, ensure_ascii=False))
+        return
+    from rich.console import Console
+
+    render_answer(result, Console(soft_wrap=False))

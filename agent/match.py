@@ -1,0 +1,214 @@
+"""The matching policy: pure functions from retrieval signals and context to ranked, explained matches.
+
+Three retrievers each rank the findings: error-signature overlap (the user's salient log lines against
+each finding's recorded symptom lines, volatile tokens masked), BM25 over the FTS5 index, and cosine
+similarity of embeddings. Reciprocal rank fusion merges the three rankings; the fused relevance is
+then weighted by how close the deployment context is (architecture traits, GPU SM, quantization,
+framework, model). Whether the best match is good enough to present as *the* answer is decided on
+absolute evidence (a shared error line, a high cosine, a same-model context), not on rank alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from kb.records import ArchTraits, Finding, QueryContext
+
+RRF_K = 20
+
+# Calibrated on eval/queries.jsonl (positives and off-topic negatives); see eval/README.md.
+LINE_SHARED = 0.6  # containment of a recorded symptom's tokens in a user line to call it "shared"
+COSINE_CONFIDENT = 0.62
+COSINE_WITH_CONTEXT = 0.45
+CONTEXT_STRONG = 0.75
+
+_STOP = frozenset(
+    """a an and are as at be by for from has have in is it its of on or that the this to was were
+    with not no but if then than so do does did can could will would should may might into out over
+    under via per all any each i we you my our your me us""".split()
+)
+_MASK = re.compile(r"<[a-z_]+>")
+_WORD = re.compile(r"[a-z][a-z0-9_]*(?:[.-][a-z0-9_]+)*")
+
+
+def tokens(text: str) -> frozenset[str]:
+    """Content words of a (signature) line: lower-case, masks and stop words dropped."""
+    cleaned = _MASK.sub(" ", text.lower())
+    return frozenset(w for w in _WORD.findall(cleaned) if len(w) > 1 and w not in _STOP)
+
+
+@dataclass(frozen=True)
+class LineHit:
+    score: float  # containment of the recorded symptom's words in the user's line, 0..1
+    user_line: str
+    finding_line: str
+
+
+def line_overlap(user_lines: Sequence[tuple[str, frozenset[str]]],
+                 symptom_lines: Sequence[tuple[str, frozenset[str]]]) -> LineHit | None:
+    """Best pairing of a user's salient line with one of a finding's symptom lines.
+
+    Containment of the symptom's words in the user's line, so a long log line that carries the whole
+    recorded assertion scores 1.0. At least three shared words: short lines match too easily.
+    """
+    best: LineHit | None = None
+    for u_text, u_tok in user_lines:
+        if not u_tok:
+            continue
+        for s_text, s_tok in symptom_lines:
+            if len(s_tok) < 3:
+                continue
+            shared = len(u_tok & s_tok)
+            if shared < 3:
+                continue
+            score = shared / len(s_tok)
+            # penalise a user line that only grazes a long symptom
+            score *= min(1.0, shared / min(len(u_tok), 6))
+            if best is None or score > best.score:
+                best = LineHit(score, u_text, s_text)
+    return best
+
+
+def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
+    """Reciprocal rank fusion, normalised so that first place in every ranking scores 1.0."""
+    rankings = [r for r in rankings if r]
+    if not rankings:
+        return {}
+    fused: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, fid in enumerate(ranking):
+            fused[fid] = fused.get(fid, 0.0) + 1.0 / (k + rank + 1)
+    top = len(rankings) / (k + 1)
+    return {fid: score / top for fid, score in fused.items()}
+
+
+# --- context ---------------------------------------------------------------------------------
+
+_QUANT_FAMILIES = (
+    ("nvfp4", ("nvfp4", "modelopt_fp4", "fp4")),
+    ("mxfp4", ("mxfp4",)),
+    ("fp8", ("fp8", "w8a8")),
+    ("int4", ("int4", "awq", "gptq", "w4a16", "autoround", "compressed-tensors int4")),
+)
+
+
+def quant_family(value: str | None) -> str | None:
+    if not value:
+        return None
+    low = value.lower()
+    for family, needles in _QUANT_FAMILIES:
+        if any(n in low for n in needles):
+            return family
+    if low in ("bf16", "bfloat16", "fp16", "float16", "none", "auto"):
+        return "bf16"
+    return low
+
+
+def model_key(model: str | None) -> str:
+    """'nvidia/GLM-5-NVFP4' -> 'glm5nvfp4': org and punctuation do not distinguish models."""
+    if not model:
+        return ""
+    name = model.strip().rstrip("/").split("/")[-1].lower()
+    return re.sub(r"[^a-z0-9]", "", name)
+
+
+def _model_words(model: str | None) -> frozenset[str]:
+    if not model:
+        return frozenset()
+    name = model.split("/")[-1].lower()
+    return frozenset(w for w in re.split(r"[^a-z0-9.]+", name) if w)
+
+
+def model_similarity(a: str | None, b: str | None) -> float:
+    ka, kb_ = model_key(a), model_key(b)
+    if not ka or not kb_:
+        return 0.0
+    if ka == kb_:
+        return 1.0
+    wa, wb = _model_words(a), _model_words(b)
+    if not wa or not wb:
+        return 0.0
+    return len(wa & wb) / len(wa | wb)
+
+
+@dataclass(frozen=True)
+class ContextScore:
+    score: float | None  # None when the user gave no context to compare
+    reasons: tuple[str, ...]
+
+
+def context_score(
+    ctx: QueryContext,
+    finding: Finding,
+    finding_traits: ArchTraits,
+    trait_similarity,
+    sm_similarity,
+) -> ContextScore:
+    """Weighted agreement over the context dimensions the user supplied.
+
+    ``trait_similarity(a, b) -> (0..1, reasons)`` and ``sm_similarity(a, b) -> 0..1`` come from
+    ``agent.context``; they are parameters so that this stays a pure function.
+    """
+    parts: list[tuple[float, float]] = []  # (weight, similarity)
+    reasons: list[str] = []
+
+    if ctx.model:
+        sim = model_similarity(ctx.model, finding.model)
+        parts.append((0.20, sim))
+        if sim == 1.0:
+            reasons.append(f"same model ({finding.model})")
+    if ctx.arch and (ctx.arch.model_type or ctx.arch.traits):
+        sim, shared = trait_similarity(ctx.arch, finding_traits)
+        parts.append((0.30, sim))
+        reasons.extend(shared)
+    if ctx.sm:
+        sim = sm_similarity(ctx.sm, finding.hardware.sm) if finding.hardware.sm else 0.0
+        parts.append((0.25, sim))
+        if sim == 1.0:
+            reasons.append(f"same GPU generation ({finding.hardware.sm}, {finding.hardware.gpu})")
+        elif sim > 0:
+            reasons.append(f"related GPU ({finding.hardware.sm} vs {ctx.sm})")
+    q_user = quant_family(ctx.quantization or (ctx.arch.quantization if ctx.arch else None))
+    if q_user:
+        q_f = quant_family(finding.quantization)
+        sim = 1.0 if q_user == q_f else 0.0
+        parts.append((0.15, sim))
+        if sim:
+            reasons.append(f"same quantization ({finding.quantization})")
+    if ctx.framework:
+        f_name = (finding.framework.name or "").lower()
+        sim = 1.0 if f_name and f_name == ctx.framework.lower() else 0.0
+        parts.append((0.10, sim))
+        if sim:
+            reasons.append(f"same framework ({finding.framework.name})")
+    if not parts:
+        return ContextScore(None, ())
+    total = sum(w for w, _ in parts)
+    return ContextScore(sum(w * s for w, s in parts) / total, tuple(reasons))
+
+
+def combine(relevance: float, context: float | None) -> float:
+    """Final score: text relevance, weighted by deployment context when there is any."""
+    if context is None:
+        return relevance
+    return relevance * (0.55 + 0.45 * context)
+
+
+def is_confident(best_line: float, best_cosine: float, context: float | None) -> tuple[bool, str]:
+    """Absolute evidence that the best match is the answer, and the sentence that says why (not)."""
+    if best_line >= LINE_SHARED:
+        return True, "the log shares an error line with a recorded case"
+    if best_cosine >= COSINE_CONFIDENT:
+        return True, f"the symptoms read like a recorded case (cosine {best_cosine:.2f})"
+    if context is not None and context >= CONTEXT_STRONG and best_cosine >= COSINE_WITH_CONTEXT:
+        return True, "a recorded case ran the same kind of model on the same kind of GPU"
+    return False, (
+        "nothing in the knowledge base is close: no shared error line, best similarity "
+        f"{best_cosine:.2f}; the cases below are the nearest, not a diagnosis"
+    )
+
+
+def rank_order(scores: Mapping[str, float]) -> list[str]:
+    return sorted(scores, key=lambda fid: (-scores[fid], fid))

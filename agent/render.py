@@ -1,0 +1,152 @@
+"""Render an ``Answer``: a rich view for people, a stable JSON document for scripts."""
+
+from __future__ import annotations
+
+from kb.records import Answer, FlagChange, Proposal
+
+SCHEMA_VERSION = 1
+
+
+def source_url(source: str) -> str:
+    """'owner/repo#12' -> its GitHub URL; URLs and paths unchanged."""
+    import re
+
+    m = re.fullmatch(r"([\w.-]+)/([\w.-]+)#(\d+)", source.strip())
+    if m:
+        return f"https://github.com/{m.group(1)}/{m.group(2)}/issues/{m.group(3)}"
+    return source
+
+
+def change_dict(c: FlagChange) -> dict:
+    out = {"kind": c.kind, "action": c.action, "name": c.name, "value": c.value, "text": c.text}
+    if c.old is not None:
+        out["old"] = c.old
+    if c.note:
+        out["note"] = c.note
+    return out
+
+
+def proposal_dict(p: Proposal) -> dict:
+    f = p.match.finding
+    return {
+        "id": f.id,
+        "title": f.title,
+        "status": f.status,
+        "score": p.match.score,
+        "reasons": list(p.match.reasons),
+        "sources": [source_url(s) for s in f.sources],
+        "path": f.path,
+        "root_cause": f.root_cause,
+        "changes": [change_dict(c) for c in p.changes],
+        "alternatives": [[change_dict(c) for c in alt] for alt in p.alternatives],
+        "translated_from": p.translated_from,
+        "tried_without_effect": list(f.tried_without_effect),
+        "command": p.command,
+    }
+
+
+def answer_dict(a: Answer) -> dict:
+    ctx = a.context
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "confident": a.confident,
+        "verdict": a.verdict,
+        "matches": [proposal_dict(p) for p in a.proposals],
+        "triage": [
+            {"text": ln.text, "class": ln.cls, "count": ln.count, "ranks": list(ln.ranks)}
+            for ln in a.triage.lines
+        ],
+        "context": {
+            "model": ctx.model,
+            "architecture": ctx.arch.model_type if ctx.arch else None,
+            "traits": list(ctx.arch.traits) if ctx.arch else [],
+            "quantization": ctx.quantization,
+            "gpu": ctx.gpu,
+            "sm": ctx.sm,
+            "framework": ctx.framework,
+            "framework_version": ctx.framework_version,
+        },
+        "warnings": list(a.warnings),
+    }
+
+
+_ACTION_STYLE = {"add": "green", "change": "yellow", "remove": "red"}
+
+
+def _change_line(c: FlagChange) -> str:
+    from rich.markup import escape
+
+    style = _ACTION_STYLE.get(c.action, "white")
+    if c.action == "change" and c.old is not None:
+        body = f"{escape(c.name)} {escape(c.old)} → {escape(c.value or '')}"
+    else:
+        body = escape(c.text or c.name)
+    kind = "" if c.kind == "flag" else f" [dim]({c.kind})[/dim]"
+    note = f" [dim]— {escape(c.note)}[/dim]" if c.note else ""
+    return f"  [{style}]{c.action:>6}[/{style}]  {body}{kind}{note}"
+
+
+def render_answer(a: Answer, console) -> None:
+    from rich.markup import escape
+    from rich.panel import Panel
+
+    for w in a.warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(w)}")
+    if not a.proposals:
+        console.print("No findings in the index. Run `deploykb ingest`.")
+        return
+
+    if a.triage.lines:
+        console.print("[bold]Salient lines from your input[/bold]")
+        for ln in a.triage.lines[:5]:
+            ranks = f" [dim]({', '.join(ln.ranks)})[/dim]" if ln.ranks else ""
+            console.print(f"  [dim]{ln.cls or '-':<22}[/dim] {escape(ln.text[:200])}{ranks}")
+        console.print()
+
+    best, rest = a.proposals[0], a.proposals[1:]
+    f = best.match.finding
+    if a.confident:
+        header = f"[bold green]Best match[/bold green]  {escape(f.title)}"
+    else:
+        header = (
+            "[bold yellow]No close match.[/bold yellow] "
+            f"{escape(a.verdict)}.\n\nNearest: {escape(f.title)}"
+        )
+    lines = [header, f"[dim]{f.id} · status {f.status} · score {best.match.score:.2f}[/dim]", ""]
+    lines.append("[bold]Why it matches[/bold]")
+    lines += [f"  • {escape(r)}" for r in best.match.reasons] or ["  • (weak evidence)"]
+    if f.root_cause:
+        lines += ["", "[bold]Root cause[/bold]", f"  {escape(f.root_cause)}"]
+    lines += ["", "[bold]What to change[/bold]" + (
+        "" if best.command or a.context.command else " [dim](the case's whole fix: no current command given)[/dim]"
+    )]
+    if best.translated_from:
+        lines.append(
+            f"  [dim]translated from {escape(best.translated_from)} to "
+            f"{escape(a.context.framework or '')} through the flag registry[/dim]"
+        )
+    lines += [_change_line(c) for c in best.changes] or ["  (nothing to change: your command already has the fix)"]
+    for i, alt in enumerate(best.alternatives, 1):
+        lines.append(f"  [dim]alternative {i}:[/dim]")
+        lines += [_change_line(c) for c in alt]
+    if f.tried_without_effect:
+        lines += ["", "[bold]Tried without effect last time[/bold] (skip these)"]
+        lines += [f"  ✗ {escape(t)}" for t in f.tried_without_effect]
+    if best.command:
+        lines += ["", "[bold]Corrected command[/bold]", f"  {escape(best.command)}"]
+    if f.working_command and not best.command:
+        lines += ["", "[bold]Working command recorded in the case[/bold]",
+                  f"  {escape(f.working_command.strip())}"]
+    lines += ["", "[bold]Source[/bold]", f"  {escape(f.path or f.id)}"]
+    lines += [f"  {escape(source_url(s))}" for s in f.sources]
+    console.print(Panel("\n".join(lines), expand=True))
+
+    if rest:
+        console.print("[bold]Also close[/bold]")
+        for p in rest:
+            g = p.match.finding
+            fix = ", ".join(c.text or c.name for c in p.changes[:3])
+            console.print(
+                f"  {p.match.score:.2f}  [cyan]{escape(g.id)}[/cyan]  {escape(g.title)}"
+                + (f"\n        fix: {escape(fix)}" if fix else "")
+            )

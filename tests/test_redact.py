@@ -1,0 +1,76 @@
+"""Secrets and private addresses never reach a finding."""
+
+from __future__ import annotations
+
+import pytest
+
+from kb.redact import find_secrets, redact
+
+SEED_COMMANDS = [
+    "ssh root@10.1.230.174 'journalctl -u sglang-qwen -o cat --no-pager | grep -i \"fp4\\|NaN\" | head -15'",
+    "ssh 10.1.230.175 'grep -B3 \"Scheduler hit an exception\" ~/sglang-glm5.log | head -15'",
+]
+
+
+def test_seed_ssh_commands_lose_user_host_and_addresses():
+    out, found = redact(SEED_COMMANDS[0])
+    assert "10.1.230.174" not in out and "root@" not in out
+    assert out.startswith("ssh <user>@<host> 'journalctl -u sglang-qwen")
+    assert [r.kind for r in found] == ["ssh-user-host"]
+    out, found = redact(SEED_COMMANDS[1])
+    assert out.startswith("ssh <ip> 'grep -B3")
+    assert [(r.kind, r.original) for r in found] == [("ipv4", "10.1.230.175")]
+
+
+@pytest.mark.parametrize(
+    "text, secret, kind",
+    [
+        ("export HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEF12", "hf_abcdefghijklmnopqrstuvwxyzABCDEF12", "hf-token"),
+        ("OPENAI_API_KEY=sk-proj-aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI", "sk-proj-aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI", "openai-key"),
+        ("aws key AKIAIOSFODNN7EXAMPLE in env", "AKIAIOSFODNN7EXAMPLE", "aws-key"),
+        ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws-secret"),
+        ("curl -H 'Authorization: Bearer abc123def456ghi'", "abc123def456ghi", "bearer-token"),
+        ("contact ops.team+gpu@company.io now", "ops.team+gpu@company.io", "email"),
+        ("--dist-init-addr 192.168.7.21:5000", "192.168.7.21", "ipv4"),
+        ("peer fe80::1ff:fe23:4567:890a joined", "fe80::1ff:fe23:4567:890a", "ipv6"),
+        ("nccl: connect to gpu-node-07.cluster.internal:29500 failed", "gpu-node-07.cluster.internal", "hostname"),
+        ("File \"/home/alice/venv/lib/python3.12/site-packages/x.py\"", "alice", "home-path"),
+        ("/Users/bob/models/glm5", "bob", "home-path"),
+        ("python -m sglang.launch_server --host gpubox3 --port 30000", "gpubox3", "hostname"),
+        ("vllm serve m --api-key mysecretkey123", "mysecretkey123", "api-key-flag"),
+    ],
+)
+def test_each_kind_is_replaced(text, secret, kind):
+    out, found = redact(text)
+    assert secret not in out
+    assert kind in {r.kind for r in found}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[2026-02-19 00:13:33 TP5] Scheduler hit an exception",
+        "python -m sglang.launch_server --host 0.0.0.0 --port 30000 --tp 8",
+        "curl http://127.0.0.1:30000/v1/chat/completions",
+        "flashinfer-python==0.6.16rc4 and vllm 0.23.1rc1.dev552+g4559c43a9",
+        "https://github.com/sgl-project/sglang/issues/29954",
+        "lmsysorg/sglang:v0.5.11-cu130",
+        "block: [0,7,0], thread: [1,0,0] Assertion failed",
+        "/data/models/Qwen3.5-397B-A17B-NVFP4 at 10:21:13",
+        "--mem-fraction-static 0.80 --speculative-eagle-topk 1",
+    ],
+)
+def test_ordinary_log_text_is_left_alone(text):
+    out, found = redact(text)
+    assert out == text and found == ()
+
+
+def test_replacements_report_lines_and_mask_secret_previews():
+    text = "line one\nssh root@10.0.0.5 'x'\nHF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123456789"
+    out, found = redact(text)
+    by_kind = {r.kind: r for r in found}
+    assert by_kind["ssh-user-host"].line == 2
+    assert by_kind["hf-token"].line == 3
+    secret = next(r for r in found if r.kind in ("hf-token", "env-secret"))
+    assert "abcdefghijklmnop" not in secret.preview()
+    assert find_secrets(out) == ()
