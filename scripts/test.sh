@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The test command: set up if needed, lint the code and the shipped findings, run the tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+.venv/bin/ruff check kb agent tests scripts
+.venv/bin/deploykb lint findings/
+HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -q "$@"
