@@ -1,0 +1,369 @@
+"""``deploykb ingest``, ``list`` and ``show``: build the index and look at what it holds."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Optional
+
+import typer
+
+from agent.app import DbOption, FindingsOption, JsonOption, app
+from kb.errors import KBIndexError
+from kb.paths import findings_dirs, resolve_db_path
+
+if TYPE_CHECKING:  # pragma: no cover
+    import sqlite_utils
+
+    from kb.ingest import IngestReport
+    from kb.records import Finding
+
+EmbedderOption = Annotated[
+    str,
+    typer.Option(
+        "--embedder",
+        envvar="DEPLOYKB_EMBEDDER",
+        help="Embedding runtime: auto, numpy, sentence-transformers or hash (tests only).",
+    ),
+]
+
+
+def split_dirs(values: list[Path] | None) -> list[Path]:
+    """``--findings`` values; each may hold several folders joined by ``os.pathsep`` (from the
+    environment variable)."""
+    out: list[Path] = []
+    for value in values or []:
+        out += [Path(part) for part in str(value).split(os.pathsep) if part]
+    return out
+
+
+def expected_embedder_name(kind: str) -> str | None:
+    """The name the embedder of ``kind`` will report, known without loading the model."""
+    from kb.embed import DEFAULT_MODEL_NAME, HashEmbedder
+
+    kind = (kind or "auto").lower()
+    if kind == "hash":
+        return HashEmbedder().name
+    override = os.environ.get("DEPLOYKB_EMBED_MODEL")
+    if override:
+        return Path(override).expanduser().name
+    return DEFAULT_MODEL_NAME
+
+
+def open_index(db: Path | None) -> sqlite_utils.Database:
+    """The existing, current index for readers; a missing one is an error, not created."""
+    from kb.store import check_index, open_db
+
+    path = resolve_db_path(db)
+    if not path.is_file():
+        raise KBIndexError(f"no index at {path}; run `deploykb ingest`")
+    database = open_db(path)
+    check_index(database)
+    return database
+
+
+# --- ingest --------------------------------------------------------------------------------------
+
+
+@app.command("ingest")
+def ingest_command(
+    paths: Annotated[
+        Optional[list[Path]],
+        typer.Argument(
+            metavar="PATH",
+            help="Findings folders or files. Default: the shipped findings plus --findings.",
+            show_default=False,
+        ),
+    ] = None,
+    db: DbOption = None,
+    findings: FindingsOption = None,
+    embedder: EmbedderOption = "auto",
+    json_out: JsonOption = False,
+) -> None:
+    """Index findings into the SQLite database, embedding only what changed.
+
+    Example: deploykb ingest --findings ~/team-findings
+    """
+    from kb.embed import load_embedder
+    from kb.ingest import ingest
+    from kb.store import open_db
+
+    dirs = list(paths) if paths else findings_dirs(split_dirs(findings))
+    database = open_db(resolve_db_path(db))
+    bar = _ProgressBar()
+    start = time.monotonic()
+    try:
+        report = ingest(
+            database,
+            dirs,
+            lambda: load_embedder(embedder),
+            progress=bar.update,
+            embedder_name=expected_embedder_name(embedder),
+        )
+    finally:
+        bar.stop()
+    elapsed = time.monotonic() - start
+    for warning in report.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    for error in report.errors:
+        typer.echo(str(error), err=True)
+    if json_out:
+        typer.echo(json.dumps(_report_dict(report, elapsed), indent=2))
+    else:
+        typer.echo(ingest_summary(report, elapsed))
+    if report.errors:
+        raise typer.Exit(1)
+
+
+def ingest_summary(report: IngestReport, seconds: float) -> str:
+    """One line: what changed, and what was embedded with which model."""
+    if not report.changed:
+        return f"{report.total} findings unchanged; nothing to embed"
+    counts = (
+        f"{report.total} findings: {report.added} added, {report.updated} updated, "
+        f"{report.unchanged} unchanged, {report.removed} removed"
+    )
+    if report.embedded:
+        return f"{counts}; embedded {report.embedded} texts with {report.model} in {seconds:.1f} s"
+    return f"{counts}; nothing to embed"
+
+
+def _report_dict(report: IngestReport, seconds: float) -> dict[str, Any]:
+    return {
+        "findings": report.total,
+        "added": report.added,
+        "updated": report.updated,
+        "unchanged": report.unchanged,
+        "removed": report.removed,
+        "embedded": report.embedded,
+        "model": report.model,
+        "seconds": round(seconds, 2),
+        "errors": [str(e) for e in report.errors],
+        "warnings": [str(w) for w in report.warnings],
+    }
+
+
+class _ProgressBar:
+    """A rich progress bar on stderr, started on the first embedding batch, only on a terminal."""
+
+    def __init__(self) -> None:
+        self._progress: Any = None
+        self._task: Any = None
+
+    def update(self, done: int, total: int, label: str) -> None:
+        if self._progress is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            console = Console(stderr=True)
+            if not console.is_terminal:
+                self._progress = False
+                return
+            self._progress = Progress(
+                TextColumn("embedding"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.description}"),
+                console=console,
+                transient=True,
+            )
+            self._progress.start()
+            self._task = self._progress.add_task(label, total=total)
+        if self._progress:
+            self._progress.update(self._task, completed=done, description=label)
+
+    def stop(self) -> None:
+        if self._progress:
+            self._progress.stop()
+
+
+# --- list ----------------------------------------------------------------------------------------
+
+
+@app.command("list")
+def list_command(
+    model: Annotated[
+        Optional[str], typer.Option("--model", help="Model name contains this (any case).")
+    ] = None,
+    gpu: Annotated[
+        Optional[str], typer.Option("--gpu", help="GPU name or SM contains this: 'sm120', 'H100'.")
+    ] = None,
+    status: Annotated[
+        Optional[str],
+        typer.Option("--status", help="works, works-with-flags, broken or partial."),
+    ] = None,
+    framework: Annotated[
+        Optional[str], typer.Option("--framework", help="Framework contains this: sglang, vllm.")
+    ] = None,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """List the indexed findings, optionally filtered.
+
+    Example: deploykb list --gpu sm120 --status works-with-flags
+    """
+    from kb.serialize import finding_to_dict
+    from kb.store import load_findings
+
+    database = open_index(db)
+    found = load_findings(database, model=model, gpu=gpu, status=status, framework=framework)
+    if json_out:
+        typer.echo(json.dumps([{**finding_to_dict(f), "path": f.path} for f in found], indent=2))
+        return
+    if not found:
+        typer.echo("no findings match these filters", err=True)
+        return
+    _print_table(found)
+
+
+def _print_table(found: list[Finding]) -> None:
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("id", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("model", overflow="fold")
+    table.add_column("gpu/sm", overflow="fold")
+    table.add_column("framework", no_wrap=True)
+    table.add_column("sources", justify="right", no_wrap=True)
+    for f in found:
+        hw = f.hardware
+        name = (hw.gpu or "").removeprefix("NVIDIA ")
+        gpu = " ".join(p for p in (f"{hw.count}x" if hw.count and name else None, name) if p)
+        if hw.sm and hw.sm[2:] not in gpu:
+            gpu = f"{gpu} ({hw.sm})" if gpu else hw.sm
+        table.add_row(
+            f.id, f.status, f.model or "", gpu, f.framework.name or "", str(len(f.sources))
+        )
+    _console().print(table)
+
+
+def _console():  # type: ignore[no-untyped-def]
+    """stdout console; when piped (not a terminal) lines are not cut at 80 columns."""
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console.width = 200
+    return console
+
+
+# --- show ----------------------------------------------------------------------------------------
+
+
+@app.command("show")
+def show_command(
+    finding_id: Annotated[str, typer.Argument(metavar="ID", help="A finding id from `list`.")],
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Show one finding: deployment, symptoms, root cause, fix and sources.
+
+    Example: deploykb show glm5-nvfp4-sm120-deepgemm-ue8m0-nan
+    """
+    from kb.serialize import finding_to_dict
+    from kb.store import get_finding
+
+    f = get_finding(open_index(db), finding_id)
+    if json_out:
+        typer.echo(json.dumps({**finding_to_dict(f), "body": f.body, "path": f.path}, indent=2))
+        return
+    _print_finding(f)
+
+
+def _print_finding(f: Finding) -> None:
+    from rich.markdown import Markdown
+    from rich.text import Text
+
+    from kb.document import fix_strings, source_url
+
+    console = _console()
+
+    def heading(title: str) -> None:
+        console.print()
+        console.print(Text(title, style="bold underline"))
+
+    def field(label: str, value: object) -> None:
+        if value not in (None, "", ()):
+            console.print(Text.assemble((f"{label}: ", "bold"), str(value)), soft_wrap=True)
+
+    console.print(Text(f.title, style="bold"))
+    field("id", f.id)
+    field("status", f.status)
+    field("date", f.date)
+    field("model", f.model)
+    field("architecture", f.architecture)
+    field("quantization", f.quantization)
+    hw = f.hardware
+    extra = ", ".join(p for p in (hw.sm, hw.interconnect) if p)
+    gpu = " ".join(p for p in (f"{hw.count}x" if hw.count else None, hw.gpu) if p)
+    field("hardware", f"{gpu} ({extra})" if gpu and extra else gpu or extra)
+    field("framework", " ".join(p for p in (f.framework.name, f.framework.version) if p))
+    field("file", f"{f.path}:{f.line}" if f.line else f.path)
+
+    if f.symptoms:
+        heading("Symptoms")
+        for s in f.symptoms:
+            console.print(Text.assemble("  ", (f"[{s.cls}] ", "yellow"), s.text), soft_wrap=True)
+    if f.root_cause:
+        heading("Root cause")
+        console.print(Text(f.root_cause))
+    if not f.fix.is_empty():
+        heading("Fix")
+        for text in fix_strings(f.fix):
+            console.print(Text(f"  {text}", style="green"))
+    for alt in f.alternatives:
+        heading(f"Alternative fix{': ' + alt.note if alt.note else ''}")
+        for text in fix_strings(alt):
+            console.print(Text(f"  {text}"))
+    if f.tried_without_effect:
+        heading("Tried without effect")
+        for text in f.tried_without_effect:
+            console.print(Text(f"  {text}"))
+    for label, command in (
+        ("Failing command", f.failing_command),
+        ("Working command", f.working_command),
+    ):
+        if command:
+            heading(label)
+            console.print(Text(command), soft_wrap=True)
+    p = f.performance
+    if not p.is_empty():
+        heading("Performance")
+        field("  throughput", f"{p.throughput_tok_s:g} tok/s" if p.throughput_tok_s else None)
+        field("  concurrency", p.concurrency)
+        field("  baseline", p.baseline)
+        field("  notes", p.notes)
+    if f.sources:
+        heading("Sources")
+        for source in f.sources:
+            url = source_url(source)
+            line = Text(f"  {source}")
+            if url and url != source:
+                line.append(" -> ")
+                line.append(url, style=f"link {url}")
+            elif url:
+                line.stylize(f"link {url}")
+            console.print(line, soft_wrap=True)
+    field("related", ", ".join(f.related))
+    field("tags", ", ".join(f.tags))
+    body = body_without_root_cause(f.body) if f.root_cause else f.body
+    if body.strip():
+        console.print()
+        # on a terminal the story is rendered; in a pipe its Markdown source reads fine as is
+        console.print(Markdown(body) if console.is_terminal else Text(body.strip()), soft_wrap=True)
+
+
+def body_without_root_cause(body: str) -> str:
+    """The Markdown story minus its ``## Root cause`` section (shown on its own above it)."""
+    from kb.serialize import sections
+
+    lines = body.split("\n")
+    found = sections(body)
+    for n, (heading, start, _text) in enumerate(found):
+        if heading.strip().rstrip(":").lower() == "root cause":
+            end = found[n + 1][1] if n + 1 < len(found) else len(lines)
+            return "\n".join(lines[:start] + lines[end:])
+    return body

@@ -1,0 +1,738 @@
+"""The compatibility table: what runs where, with which flags, and the findings behind each claim.
+
+``build_table`` is pure (findings in, ``CompatTable`` out); the renderers turn a table into
+Markdown, CSV, JSON or one self-contained HTML page (``kb.export_html``). ``write_export`` is the
+only I/O. The CSV and JSON layouts are documented in docs/export.md; bump ``SCHEMA_VERSION`` when
+they change.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kb.document import source_url
+from kb.errors import ExportError
+from kb.records import Finding
+
+SCHEMA_VERSION = 1
+
+FORMATS = ("md", "csv", "json", "html")
+
+# Status vocabulary of the table. A finding's status maps onto a label; no evidence is "untested".
+UNTESTED = "untested"
+STATUS_LABELS = {
+    "works": "works",
+    "works-with-flags": "works with flags",
+    "partial": "partial",
+    "broken": "broken",
+}
+STATUS_ORDER = ("works", "works with flags", "partial", "broken", UNTESTED)
+# Labels in the same outcome group do not disagree: "works" and "works with flags" both run.
+_OUTCOME = {"works": "runs", "works with flags": "runs", "partial": "partial", "broken": "broken"}
+
+ANY_MODEL = "(any)"
+UNSPECIFIED_GPU = "(unspecified)"
+OTHER_FAMILY = "(other)"
+
+# Model family from a model id (or, failing that, the architecture): first match wins; the
+# family is the template with the pattern's groups filled in ("_" read as ".").
+_FAMILY_RULES: tuple[tuple[str, str], ...] = (
+    (r"qwq", "QwQ"),
+    (r"qwen[\s_-]*(\d+(?:[._]\d+)?)", "Qwen\\1"),
+    (r"glm[\s_-]*(\d+)", "GLM-\\1"),
+    (r"kimi[\s_-]*k(\d+)", "Kimi K\\1"),
+    (r"deepseek", "DeepSeek"),
+    (r"minimax", "MiniMax"),
+    (r"gpt[\s_-]*oss", "gpt-oss"),
+    (r"llama", "Llama"),
+    (r"mixtral|mistral|ministral|devstral|magistral", "Mistral"),
+    (r"gemma", "Gemma"),
+    (r"nemotron", "Nemotron"),
+    (r"phi[\s_-]*\d", "Phi"),
+    (r"kimi", "Kimi"),
+    (r"qwen", "Qwen"),
+    (r"glm", "GLM"),
+)
+
+
+@dataclass(frozen=True)
+class SourceLink:
+    text: str  # as the finding wrote it: "sgl-project/sglang#14311", a URL or a file path
+    url: str | None  # None for sources that are not on the web (local files)
+
+
+@dataclass(frozen=True)
+class FlagItem:
+    kind: str  # "add" | "remove" | "env" | "pin"
+    text: str  # exactly as the finding wrote it
+
+    @property
+    def display(self) -> str:
+        return f"drop {self.text}" if self.kind == "remove" else self.text
+
+
+@dataclass(frozen=True)
+class FindingRef:
+    """One finding behind a cell: enough to cite it and to follow it."""
+
+    id: str
+    title: str
+    status: str  # label
+    date: str | None
+    file: str  # file name to link to, relative to the findings folder: "<id>.md"
+    sources: tuple[SourceLink, ...] = ()
+    flags: tuple[FlagItem, ...] = ()
+    framework_version: str | None = None
+
+
+@dataclass(frozen=True)
+class StatusEvent:
+    status: str  # label
+    date: str | None
+    finding: str  # finding id
+
+
+@dataclass(frozen=True)
+class Throughput:
+    tok_s: float
+    concurrency: int | None
+    finding: str
+
+    @property
+    def text(self) -> str:
+        value = f"{self.tok_s:g}" if self.tok_s < 1e6 else f"{self.tok_s:.0f}"
+        return f"{value} tok/s" + (f" @ {self.concurrency}" if self.concurrency is not None else "")
+
+
+@dataclass(frozen=True)
+class Cell:
+    status: str  # label of the newest finding with a status; "untested" when there is none
+    conflict: bool  # findings disagree (one runs, another breaks)
+    history: tuple[StatusEvent, ...]  # one per finding, newest first
+    flags: tuple[FlagItem, ...]  # key flags of the findings that made it run (all, if none did)
+    best: Throughput | None
+    date: str | None  # newest date
+    findings: tuple[FindingRef, ...]  # newest first
+
+    @property
+    def status_text(self) -> str:
+        """``works with flags``, or ``conflicting: broken (2026-05, id) / works (2026-02, id)``."""
+        if not self.conflict:
+            return self.status
+        parts = [
+            f"{e.status} ({e.date}, {e.finding})" if e.date else f"{e.status} ({e.finding})"
+            for e in self.history
+            if e.status != UNTESTED
+        ]
+        return "conflicting: " + " / ".join(parts)
+
+
+@dataclass(frozen=True)
+class Row:
+    family: str
+    architecture: str | None
+    model: str  # "(any)" when the findings name no model
+    gpu_sm: str  # "sm120", or "(unspecified)"
+    gpu_names: tuple[str, ...]
+    gpu_counts: tuple[int, ...]
+    quantization: str | None
+    framework: str | None
+    framework_versions: tuple[str, ...]  # newest first
+    cell: Cell
+
+    @property
+    def gpu_text(self) -> str:
+        """``8× NVIDIA RTX PRO 6000 Blackwell``: the names, with the GPU count when one is known."""
+        names = " / ".join(self.gpu_names)
+        if len(self.gpu_counts) == 1:
+            return f"{self.gpu_counts[0]}× {names or 'GPU'}"
+        return names
+
+    @property
+    def framework_text(self) -> str:
+        name = self.framework or ""
+        versions = "; ".join(self.framework_versions)
+        return f"{name} {versions}".strip()
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    family: str
+    sm: str
+    status: str  # summary label of its rows, "mixed" when they disagree, "untested" when none
+    counts: tuple[tuple[str, int], ...] = ()  # (label, rows), in STATUS_ORDER
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """Model family × GPU SM: every combination of families and SMs present in the table."""
+
+    families: tuple[str, ...]
+    sms: tuple[str, ...]
+    cells: tuple[MatrixCell, ...]
+
+    def cell(self, family: str, sm: str) -> MatrixCell:
+        for c in self.cells:
+            if c.family == family and c.sm == sm:
+                return c
+        raise KeyError((family, sm))
+
+
+@dataclass(frozen=True)
+class CompatTable:
+    rows: tuple[Row, ...]
+    matrix: Matrix
+    finding_count: int
+    generated: str | None = None  # ISO date, shown in the renderings
+    filters: tuple[tuple[str, str], ...] = ()  # ("model", "GLM"), shown in the renderings
+
+    def status_counts(self) -> dict[str, int]:
+        counts = {label: 0 for label in STATUS_ORDER}
+        for row in self.rows:
+            counts[row.cell.status] += 1
+        return counts
+
+    @property
+    def conflict_count(self) -> int:
+        return sum(1 for row in self.rows if row.cell.conflict)
+
+
+# --- pure helpers ---
+
+
+def status_label(status: str | None) -> str:
+    """Table label of a finding status: absent is "untested", never "works"."""
+    if status is None or not status.strip():
+        return UNTESTED
+    key = status.strip().lower().replace("_", "-").replace(" ", "-")
+    if key == UNTESTED:
+        return UNTESTED
+    if key not in STATUS_LABELS:
+        raise ExportError(
+            f"status {status!r} is unknown: use works, works-with-flags, partial or broken"
+        )
+    return STATUS_LABELS[key]
+
+
+def model_family(model: str | None, architecture: str | None = None) -> str:
+    """``nvidia/Qwen3.5-397B-A17B-NVFP4`` -> ``Qwen3.5``; falls back to the architecture."""
+    for text in (model, architecture):
+        if not text:
+            continue
+        name = text.rsplit("/", 1)[-1]
+        for pattern, family in _FAMILY_RULES:
+            m = re.search(pattern, name, re.IGNORECASE)
+            if m:
+                return m.expand(family).replace("_", ".")
+    if model:
+        # An unknown name: its leading versioned word ("Falcon3-7B" -> "Falcon3"), if it has one.
+        m = re.match(r"([A-Za-z]+\d[\w.]*?)(?:[-_\s]|$)", model.rsplit("/", 1)[-1])
+        return m.group(1) if m else OTHER_FAMILY
+    return OTHER_FAMILY if architecture else ANY_MODEL
+
+
+def finding_flags(finding: Finding) -> tuple[FlagItem, ...]:
+    fix = finding.fix
+    return (
+        tuple(FlagItem("add", t) for t in fix.add)
+        + tuple(FlagItem("remove", t) for t in fix.remove)
+        + tuple(FlagItem("env", t) for t in fix.env)
+        + tuple(FlagItem("pin", t) for t in fix.pins)
+    )
+
+
+def _sm_number(sm: str) -> int:
+    m = re.search(r"\d+", sm)
+    return int(m.group()) if m else -1
+
+
+def _norm(text: str | None) -> str:
+    return " ".join((text or "").split()).lower()
+
+
+def _newest_first(findings: Iterable[Finding]) -> list[Finding]:
+    # Undated findings count as oldest; ties break on id so the order is stable.
+    ordered = sorted(findings, key=lambda f: f.id)
+    return sorted(ordered, key=lambda f: f.date or "", reverse=True)
+
+
+def _sources(sources: Iterable[str]) -> tuple[SourceLink, ...]:
+    """One link per address: a URL also written as ``owner/repo#N`` keeps the shorter text."""
+    by_key: dict[str, SourceLink] = {}
+    for text in sources:
+        link = SourceLink(text, source_url(text))
+        key = link.url or link.text
+        if key not in by_key or len(text) < len(by_key[key].text):
+            by_key[key] = link
+    return tuple(by_key.values())
+
+
+def _ref(finding: Finding, label: str) -> FindingRef:
+    file = f"{finding.id}.md"
+    if finding.path and Path(finding.path).name != file:
+        file = Path(finding.path).name
+    return FindingRef(
+        id=finding.id,
+        title=finding.title,
+        status=label,
+        date=finding.date,
+        file=file,
+        sources=_sources(finding.sources),
+        flags=finding_flags(finding),
+        framework_version=finding.framework.version,
+    )
+
+
+def _unique(items: Iterable) -> tuple:
+    seen: dict = {}
+    for item in items:
+        seen.setdefault(item, None)
+    return tuple(seen)
+
+
+def _cell(group: list[Finding], labels: dict[str, str]) -> Cell:
+    newest = _newest_first(group)
+    history = tuple(StatusEvent(labels[f.id], f.date, f.id) for f in newest)
+    tested = [e.status for e in history if e.status != UNTESTED]
+    status = tested[0] if tested else UNTESTED
+    conflict = len({_OUTCOME[s] for s in tested}) > 1
+    running = [f for f in newest if labels[f.id] in ("works", "works with flags", "partial")]
+    flags = _unique(item for f in (running or newest) for item in finding_flags(f))
+    best = None
+    for f in newest:
+        tp = f.performance.throughput_tok_s
+        if tp is not None and labels[f.id] != "broken" and (best is None or tp > best.tok_s):
+            best = Throughput(float(tp), f.performance.concurrency, f.id)
+    return Cell(
+        status=status,
+        conflict=conflict,
+        history=history,
+        flags=flags,
+        best=best,
+        date=next((f.date for f in newest if f.date), None),
+        findings=tuple(_ref(f, labels[f.id]) for f in newest),
+    )
+
+
+def _row_key(f: Finding) -> tuple:
+    """Findings share a row when model, GPU, quantization and framework agree. A finding that names
+    no model or no GPU says nothing about anyone else's deployment: it gets a row of its own."""
+    hw = f.hardware
+    sm = _norm(hw.sm).replace(" ", "")
+    gpu = (sm, "") if sm else ("", _norm(hw.gpu))
+    alone = f.id if not f.model or gpu == ("", "") else ""
+    return (_norm(f.model), *gpu, _norm(f.quantization), _norm(f.framework.name), alone)
+
+
+def _first(findings: Iterable[Finding], attr: Callable[[Finding], str | None]) -> str | None:
+    """The newest non-empty value of ``attr``."""
+    return next((v for v in map(attr, findings) if v), None)
+
+
+def build_table(
+    findings: Sequence[Finding],
+    *,
+    generated: str | None = None,
+    filters: Sequence[tuple[str, str]] = (),
+) -> CompatTable:
+    """Group findings into rows (model × GPU SM × quantization × framework), one cell per row.
+
+    Framework versions are listed in the cell rather than splitting rows, so that a later version
+    that breaks shows up as a conflict on the row it regresses.
+    """
+    labels: dict[str, str] = {}
+    for f in findings:
+        try:
+            labels[f.id] = status_label(f.status)
+        except ExportError as exc:
+            where = f"{f.path}:{f.line}" if f.path and f.line else (f.path or f.id)
+            raise ExportError(f"{where}: {exc}") from None
+
+    groups: dict[tuple, list[Finding]] = {}
+    for f in findings:
+        groups.setdefault(_row_key(f), []).append(f)
+
+    rows = []
+    for group in groups.values():
+        newest = _newest_first(group)
+        model = _first(newest, lambda f: f.model)
+        architecture = _first(newest, lambda f: f.architecture)
+        sm = _first(newest, lambda f: _norm(f.hardware.sm).replace(" ", ""))
+        rows.append(
+            Row(
+                family=model_family(model, architecture),
+                architecture=architecture,
+                model=model or ANY_MODEL,
+                gpu_sm=sm or UNSPECIFIED_GPU,
+                gpu_names=_unique(f.hardware.gpu for f in newest if f.hardware.gpu),
+                gpu_counts=_unique(f.hardware.count for f in newest if f.hardware.count),
+                quantization=_first(newest, lambda f: f.quantization),
+                framework=_first(newest, lambda f: f.framework.name),
+                framework_versions=_unique(
+                    f.framework.version for f in newest if f.framework.version
+                ),
+                cell=_cell(group, labels),
+            )
+        )
+    rows.sort(key=_row_order)
+    return CompatTable(
+        rows=tuple(rows),
+        matrix=build_matrix(rows),
+        finding_count=len(findings),
+        generated=generated,
+        filters=tuple(filters),
+    )
+
+
+def _row_order(row: Row) -> tuple:
+    placeholder = row.family in (ANY_MODEL, OTHER_FAMILY)
+    return (
+        placeholder,
+        row.family.lower(),
+        row.architecture is None,
+        (row.architecture or "").lower(),
+        row.model == ANY_MODEL,
+        row.model.lower(),
+        -_sm_number(row.gpu_sm),
+        " ".join(row.gpu_names).lower(),
+        (row.quantization or "").lower(),
+        (row.framework or "").lower(),
+    )
+
+
+def build_matrix(rows: Sequence[Row]) -> Matrix:
+    """Every model family × every GPU SM seen in the rows; combinations without a row are untested.
+
+    Rows without a known family or without an SM say nothing about a combination and are left out.
+    A combination whose rows all run but not all alike ("works", "works with flags") takes the
+    weaker label; rows that disagree (one runs, one is broken or partial) make it "mixed".
+    """
+    placeholders = (ANY_MODEL, OTHER_FAMILY)
+    known = [r for r in rows if r.family not in placeholders and r.gpu_sm != UNSPECIFIED_GPU]
+    families = tuple(sorted({r.family for r in known}, key=str.lower))
+    sms = tuple(sorted({r.gpu_sm for r in known}, key=lambda s: (-_sm_number(s), s)))
+    cells = []
+    for family in families:
+        for sm in sms:
+            statuses = [r.cell.status for r in known if r.family == family and r.gpu_sm == sm]
+            counts = tuple((s, statuses.count(s)) for s in STATUS_ORDER if s in statuses)
+            outcomes = {_OUTCOME[s] for s in statuses}
+            if not statuses:
+                status = UNTESTED
+            elif len(outcomes) == 1:  # "works" beside "works with flags" still runs: the latter
+                status = counts[-1][0]
+            else:
+                status = "mixed"
+            cells.append(MatrixCell(family, sm, status, counts))
+    return Matrix(families, sms, tuple(cells))
+
+
+def filter_description(filters: Sequence[tuple[str, str]]) -> str:
+    """``--model 'GLM' --gpu 'sm120'``: the filters as the user typed them."""
+    return " ".join(f"--{name} {value!r}" for name, value in filters)
+
+
+# --- renderers ---
+
+
+def _md_escape(text: str) -> str:
+    return " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|")
+
+
+def _md_code(text: str) -> str:
+    text = " ".join(str(text).split()).replace("|", "\\|")
+    if "`" not in text:
+        return f"`{text}`"
+    return f"`` {text} ``"
+
+
+_MD_MARK = {
+    "works": "✅",
+    "works with flags": "✅",
+    "partial": "⚠️",
+    "broken": "❌",
+    UNTESTED: "❔",
+    "mixed": "🔀",
+}
+
+
+def _md_link(text: str, url: str) -> str:
+    label = _md_escape(text).replace("[", "\\[").replace("]", "\\]")
+    return f"[{label}]({url.replace(' ', '%20').replace(')', '%29').replace('|', '%7C')})"
+
+
+def _md_evidence(cell: Cell, link_base: str) -> str:
+    parts = []
+    for ref in cell.findings:
+        links = [_md_link(ref.id, link_base + ref.file)]
+        links += [_md_link(s.text, s.url) for s in ref.sources if s.url]
+        parts.append(" ".join(links))
+    return "; ".join(parts)
+
+
+def _md_table(header: Sequence[str], body: Iterable[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cells) + " |" for cells in body]
+    return lines
+
+
+MD_COLUMNS = (
+    "Family",
+    "Model",
+    "Architecture",
+    "GPU",
+    "Quantization",
+    "Framework",
+    "Status",
+    "Key flags",
+    "Best throughput",
+    "Date",
+    "Findings",
+)
+
+
+def to_markdown(table: CompatTable, link_base: str = "findings/") -> str:
+    """A GitHub-flavoured Markdown page: summary line, the table, the family × GPU coverage."""
+    lines = ["## Compatibility", "", _summary(table), ""]
+    body = []
+    for row in table.rows:
+        cell = row.cell
+        status = f"{_MD_MARK[cell.status]} {cell.status}"
+        if cell.conflict:
+            status = f"⚠️ {cell.status_text}"
+        body.append(
+            [
+                _md_escape(row.family),
+                _md_escape(row.model),
+                _md_code(row.architecture) if row.architecture else "",
+                _md_escape(f"{row.gpu_sm} · {row.gpu_text}" if row.gpu_text else row.gpu_sm),
+                _md_escape(row.quantization or ""),
+                _md_escape(row.framework_text),
+                _md_escape(status),
+                " ".join(_md_code(f.display) for f in cell.flags),
+                _md_escape(cell.best.text) if cell.best else "",
+                _md_escape(cell.date or ""),
+                _md_evidence(cell, link_base),
+            ]
+        )
+    lines += _md_table(MD_COLUMNS, body)
+    if not table.rows:
+        lines += ["", "_No findings match these filters._"]
+    if table.matrix.cells:
+        lines += ["", "### Coverage: model family × GPU", ""]
+        matrix_body = []
+        for family in table.matrix.families:
+            cells = [_md_escape(family)]
+            for sm in table.matrix.sms:
+                c = table.matrix.cell(family, sm)
+                cells.append(f"{_MD_MARK[c.status]} {c.status}")
+            matrix_body.append(cells)
+        lines += _md_table(["Family", *table.matrix.sms], matrix_body)
+    lines += ["", "Status: " + ", ".join(f"{_MD_MARK[s]} {s}" for s in STATUS_ORDER) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def _summary(table: CompatTable) -> str:
+    counts = table.status_counts()
+    parts = [f"{len(table.rows)} rows from {table.finding_count} findings"]
+    parts += [f"{n} {label}" for label, n in counts.items() if n]
+    if table.conflict_count:
+        parts.append(f"{table.conflict_count} conflicting")
+    text = ", ".join(parts)
+    if table.generated:
+        text = f"Generated {table.generated} by deploykb: {text}"
+    if table.filters:
+        text += f" (filtered: {filter_description(table.filters)})"
+    return _md_escape(text) + "."
+
+
+CSV_COLUMNS = (
+    "family",
+    "architecture",
+    "model",
+    "gpu_sm",
+    "gpu",
+    "gpu_count",
+    "quantization",
+    "framework",
+    "framework_version",
+    "status",
+    "conflict",
+    "flags",
+    "throughput_tok_s",
+    "concurrency",
+    "date",
+    "findings",
+    "sources",
+)
+
+_LIST_SEP = "; "
+
+
+def to_csv(table: CompatTable) -> str:
+    """One line per row, columns ``CSV_COLUMNS`` (docs/export.md); lists joined with "; "."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for row in table.rows:
+        cell = row.cell
+        sources = _unique(s.url or s.text for ref in cell.findings for s in ref.sources)
+        writer.writerow(
+            [
+                row.family,
+                row.architecture or "",
+                row.model,
+                row.gpu_sm,
+                _LIST_SEP.join(row.gpu_names),
+                _LIST_SEP.join(str(c) for c in row.gpu_counts),
+                row.quantization or "",
+                row.framework or "",
+                _LIST_SEP.join(row.framework_versions),
+                cell.status,
+                cell.status_text if cell.conflict else "",
+                _LIST_SEP.join(f.display for f in cell.flags),
+                f"{cell.best.tok_s:g}" if cell.best else "",
+                cell.best.concurrency if cell.best and cell.best.concurrency is not None else "",
+                cell.date or "",
+                _LIST_SEP.join(ref.id for ref in cell.findings),
+                _LIST_SEP.join(sources),
+            ]
+        )
+    return out.getvalue()
+
+
+def _flags_json(flags: Sequence[FlagItem]) -> dict:
+    return {
+        "add": [f.text for f in flags if f.kind == "add"],
+        "remove": [f.text for f in flags if f.kind == "remove"],
+        "env": [f.text for f in flags if f.kind == "env"],
+        "pins": [f.text for f in flags if f.kind == "pin"],
+    }
+
+
+def table_to_dict(table: CompatTable, link_base: str = "findings/") -> dict:
+    """The JSON document as Python data (schema in docs/export.md)."""
+    rows = []
+    for row in table.rows:
+        cell = row.cell
+        rows.append(
+            {
+                "family": row.family,
+                "architecture": row.architecture,
+                "model": row.model,
+                "gpu": {
+                    "sm": row.gpu_sm,
+                    "names": list(row.gpu_names),
+                    "counts": list(row.gpu_counts),
+                },
+                "quantization": row.quantization,
+                "framework": {"name": row.framework, "versions": list(row.framework_versions)},
+                "status": cell.status,
+                "conflict": cell.conflict,
+                "status_text": cell.status_text,
+                "status_history": [
+                    {"status": e.status, "date": e.date, "finding": e.finding} for e in cell.history
+                ],
+                "flags": [f.display for f in cell.flags],
+                "fix": _flags_json(cell.flags),
+                "best_throughput": None
+                if cell.best is None
+                else {
+                    "tok_s": cell.best.tok_s,
+                    "concurrency": cell.best.concurrency,
+                    "finding": cell.best.finding,
+                },
+                "date": cell.date,
+                "findings": [
+                    {
+                        "id": ref.id,
+                        "title": ref.title,
+                        "status": ref.status,
+                        "date": ref.date,
+                        "framework_version": ref.framework_version,
+                        "link": link_base + ref.file,
+                        "flags": [f.display for f in ref.flags],
+                        "sources": [{"text": s.text, "url": s.url} for s in ref.sources],
+                    }
+                    for ref in cell.findings
+                ],
+            }
+        )
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "generated": table.generated,
+        "filters": dict(table.filters),
+        "statuses": list(STATUS_ORDER),
+        "counts": {
+            "rows": len(table.rows),
+            "findings": table.finding_count,
+            "conflicting": table.conflict_count,
+            "by_status": table.status_counts(),
+        },
+        "rows": rows,
+        "matrix": {
+            "families": list(table.matrix.families),
+            "sms": list(table.matrix.sms),
+            "cells": [
+                {"family": c.family, "sm": c.sm, "status": c.status, "counts": dict(c.counts)}
+                for c in table.matrix.cells
+            ],
+        },
+    }
+
+
+def to_json(table: CompatTable, link_base: str = "findings/") -> str:
+    return json.dumps(table_to_dict(table, link_base), indent=2, ensure_ascii=False) + "\n"
+
+
+def render(table: CompatTable, fmt: str, link_base: str = "findings/") -> str:
+    """Dispatch on ``fmt`` (one of ``FORMATS``)."""
+    if fmt == "md":
+        return to_markdown(table, link_base)
+    if fmt == "csv":
+        return to_csv(table)
+    if fmt == "json":
+        return to_json(table, link_base)
+    if fmt == "html":
+        from kb.export_html import to_html
+
+        return to_html(table, link_base)
+    raise ExportError(f"--format {fmt!r}: choose md, csv, json or html")
+
+
+# --- the edge ---
+
+
+def write_export(path: Path | str, text: str) -> None:
+    """Write atomically (a temporary file beside ``path``, then ``os.replace``): nothing partial
+    is ever left at ``path``, and an error leaves no temporary file behind."""
+    target = Path(path)
+    tmp: str | None = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+        tmp = None
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if isinstance(exc, FileNotFoundError) and not target.parent.is_dir():
+            reason = f"folder {str(target.parent)!r} does not exist"
+        raise ExportError(f"{target}: cannot write the export: {reason}") from exc
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

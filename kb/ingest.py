@@ -1,0 +1,434 @@
+"""Incremental ingest: findings folders -> the SQLite index, embedding only what changed.
+
+A file whose hash (bytes + embedder name + parser version) matches the index is not even parsed.
+A changed file is parsed, and each of its findings is compared with its indexed row: vectors are
+recomputed only for findings whose texts changed (or were embedded by another model). When nothing
+needs a vector the embedder factory is never called, so an up-to-date index costs no model load.
+
+All writes happen in one transaction: an error half-way (a failing embedder, Ctrl-C) leaves the
+previous index as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kb import store
+from kb.document import document_text, symptom_texts
+from kb.errors import DeployKBError, EmbeddingError, FindingError, KBIndexError
+from kb.records import Finding, ParseWarning
+
+if TYPE_CHECKING:  # pragma: no cover
+    import sqlite_utils
+
+    from kb.embed import Embedder
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    embedded: int = 0  # texts embedded in this run
+    model: str | None = None  # the embedder used, when one was loaded
+    errors: tuple[FindingError, ...] = ()
+    warnings: tuple[ParseWarning, ...] = ()
+
+    @property
+    def total(self) -> int:
+        """Findings indexed from the ingested folders after this run."""
+        return self.added + self.updated + self.unchanged
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed or self.embedded)
+
+
+@dataclass
+class _File:
+    path: Path  # as walked (for messages)
+    key: str  # resolved path (stored in findings.path)
+    data: bytes
+
+
+def finding_files(dirs: Sequence[Path]) -> list[Path]:
+    """Every ``*.md`` under each dir (or the file itself), README.md and hidden folders excepted.
+
+    Sorted within each dir, dirs in the order given, no file twice.
+    """
+    out: list[Path] = []
+    seen: set[Path] = set()
+    for root in dirs:
+        root = Path(root)
+        if root.is_file():
+            candidates = [root]
+        elif root.is_dir():
+            candidates = sorted(
+                p
+                for p in root.rglob("*.md")
+                if p.name != "README.md"
+                and p.is_file()
+                and not any(part.startswith(".") for part in p.relative_to(root).parts)
+            )
+        else:
+            raise DeployKBError(f"{root}: no such findings folder")
+        for p in candidates:
+            resolved = p.resolve()
+            if resolved not in seen:
+                seen.add(resolved)
+                out.append(p)
+    return out
+
+
+def content_hash(data: bytes, embedder_name: str, parser_version: str) -> str:
+    h = hashlib.sha256(data)
+    h.update(b"\0" + embedder_name.encode() + b"\0" + parser_version.encode())
+    return h.hexdigest()
+
+
+def id_line(text: str, finding: Finding) -> int | None:
+    """The line of ``id: <id>`` in a front-matter file, else where the finding starts."""
+    m = re.search(
+        rf"^id:[ \t]*(['\"]?){re.escape(finding.id)}\1[ \t]*(#.*)?$", text, flags=re.MULTILINE
+    )
+    if m:
+        return text.count("\n", 0, m.start()) + 1
+    return finding.line
+
+
+def _under(key: str, scopes: Sequence[Path]) -> bool:
+    p = Path(key)
+    return any(p == s or s in p.parents for s in scopes)
+
+
+def _parts(f: Finding) -> tuple[list[str], list[str]]:
+    texts = [document_text(f), *symptom_texts(f)]
+    parts = ["doc", *(f"symptom:{i}" for i in range(len(f.symptoms)))]
+    return parts, texts
+
+
+@dataclass
+class _Plan:
+    accepted: list[tuple[_File, Finding]] = field(default_factory=list)
+    need: list[str] = field(default_factory=list)  # ids whose vectors must be (re)computed
+    kept: set[str] = field(default_factory=set)  # ids kept as indexed because their file is broken
+    errors: list[FindingError] = field(default_factory=list)
+    rejected_files: set[str] = field(default_factory=set)  # keys of files with a duplicate id
+
+
+def _plan(
+    files: list[_File],
+    rows: dict[str, dict[str, Any]],
+    parsed: dict[str, Any],
+    unchanged: set[str],
+    unreadable: set[str],
+    scopes: Sequence[Path],
+    name: str | None,
+) -> _Plan:
+    """Decide what to write: which findings are accepted, which need vectors, which are kept."""
+    plan = _Plan()
+    display = {f.key: str(f.path) for f in files}
+    by_path: dict[str, list[str]] = {}
+    for fid, row in rows.items():
+        by_path.setdefault(row["path"], []).append(fid)
+
+    # ids that already belong to someone: rows outside the ingested folders, in unchanged files,
+    # and in files that cannot be read or parsed (their indexed version is kept)
+    owners: dict[str, str] = {}
+    for fid, row in rows.items():
+        key = row["path"]
+        if key in unchanged or key in unreadable or not _under(key, scopes):
+            owners[fid] = display.get(key, key)
+            if key in unreadable:
+                plan.kept.add(fid)
+    for f in files:
+        result = parsed.get(f.key)
+        if not isinstance(result, FindingError):
+            continue
+        old = sorted(by_path.get(f.key, []))
+        if old:
+            ids = ", ".join(repr(i) for i in old)
+            result = FindingError(
+                result.path,
+                result.line,
+                f"{result.message} (the indexed version of {ids} is kept until this is fixed)",
+            )
+            plan.kept.update(old)
+            owners.update((fid, str(f.path)) for fid in old)
+        plan.errors.append(result)
+
+    for f in files:
+        result = parsed.get(f.key)
+        if f.key in unchanged or result is None or isinstance(result, FindingError):
+            continue
+        for finding in result.findings:
+            if finding.id in owners:
+                text = f.data.decode("utf-8", errors="replace")
+                plan.errors.append(
+                    FindingError(
+                        str(f.path),
+                        id_line(text, finding),
+                        f"duplicate id {finding.id!r} (already in {owners[finding.id]})",
+                    )
+                )
+                plan.rejected_files.add(f.key)
+                continue
+            owners[finding.id] = str(f.path)
+            plan.accepted.append((f, finding))
+
+    for _f, finding in plan.accepted:
+        row = rows.get(finding.id)
+        parts, texts = _parts(finding)
+        if (
+            name is None
+            or row is None
+            or row["document"] != texts[0]
+            or row["symptoms"] != texts[1:]
+            or row["vector_parts"] != dict.fromkeys(parts, name)
+        ):
+            plan.need.append(finding.id)
+    if name is not None:
+        # rows not re-read from a file (other folders, kept ones) embedded by another model get
+        # new vectors from their stored texts, so the index never mixes two models
+        accepted_ids = {finding.id for _, finding in plan.accepted}
+        for fid, row in sorted(rows.items()):
+            if fid in accepted_ids or (_under(row["path"], scopes) and fid not in plan.kept):
+                continue
+            if any(model != name for model in row["vector_parts"].values()):
+                plan.need.append(fid)
+    return plan
+
+
+def ingest(
+    db: sqlite_utils.Database,
+    dirs: list[Path],
+    embedder_factory: Callable[[], Embedder],
+    *,
+    progress: Progress | None = None,
+    embedder_name: str | None = None,
+    batch_size: int = 32,
+) -> IngestReport:
+    """Bring the index in line with the findings under ``dirs`` (folders, or single files).
+
+    ``embedder_name`` is the name the factory's embedder will report, when it is known without
+    loading it; otherwise the model recorded in the index is assumed (and checked once loaded).
+    Findings indexed from other folders are left alone; a finding whose file is now broken keeps
+    its indexed version, and the error says so. ``progress(done, total, label)`` is called once
+    with ``done=0`` and after each batch of embedded texts, only when there is embedding work.
+    """
+    from kb.parse import PARSER_VERSION, parse_file
+
+    walked = finding_files(dirs)
+    with _writing(db):
+        store.ensure_schema(db)
+    scopes = [Path(d).resolve() for d in dirs]
+    rows = store.indexed_rows(db)
+
+    files: list[_File] = []
+    unreadable: set[str] = set()
+    read_errors: list[FindingError] = []
+    for path in walked:
+        try:
+            files.append(_File(path=path, key=str(path.resolve()), data=path.read_bytes()))
+        except OSError as exc:
+            read_errors.append(FindingError(str(path), None, f"cannot read ({exc.strerror})"))
+            unreadable.add(str(path.resolve()))
+
+    by_path: dict[str, list[str]] = {}
+    for fid, row in rows.items():
+        by_path.setdefault(row["path"], []).append(fid)
+
+    def unchanged_files(name: str | None) -> set[str]:
+        if name is None:
+            return set()
+        out: set[str] = set()
+        for f in files:
+            ids = by_path.get(f.key, [])
+            digest = content_hash(f.data, name, PARSER_VERSION)
+            if ids and all(rows[fid]["content_hash"] == digest for fid in ids):
+                out.add(f.key)
+        return out
+
+    parsed: dict[str, Any] = {}  # key -> ParseResult | FindingError
+
+    def parse_changed(unchanged: set[str]) -> None:
+        for f in files:
+            if f.key not in unchanged and f.key not in parsed:
+                try:
+                    parsed[f.key] = parse_file(f.path)
+                except FindingError as exc:
+                    parsed[f.key] = exc
+
+    name = embedder_name or store.get_meta(db, "model")
+    unchanged = unchanged_files(name)
+    parse_changed(unchanged)
+    plan = _plan(files, rows, parsed, unchanged, unreadable, scopes, name)
+    embedder: Embedder | None = None
+    if plan.need:
+        embedder = embedder_factory()
+        if embedder.name != name:
+            name = embedder.name
+            unchanged = unchanged_files(name)
+            parse_changed(unchanged)
+            plan = _plan(files, rows, parsed, unchanged, unreadable, scopes, name)
+
+    accepted_ids = {finding.id for _, finding in plan.accepted}
+    removed = [
+        fid
+        for fid, row in rows.items()
+        if _under(row["path"], scopes)
+        and row["path"] not in unchanged
+        and fid not in accepted_ids
+        and fid not in plan.kept
+    ]
+    added = sum(1 for fid in accepted_ids if fid not in rows)
+    # findings of unchanged files, and those kept as indexed because their file is now broken
+    unchanged_count = sum(1 for row in rows.values() if row["path"] in unchanged) + len(plan.kept)
+    updated = 0
+    embedded = 0
+    indexed_at = store.now_iso()
+    need = set(plan.need)
+
+    with _writing(db), db.atomic():
+        store.delete_findings(db, removed)
+        for f, finding in plan.accepted:
+            row = rows.get(finding.id)
+            # a file holding a rejected duplicate gets no hash: its error shows on every ingest
+            digest = (
+                ""
+                if f.key in plan.rejected_files
+                else content_hash(f.data, name or "", PARSER_VERSION)
+            )
+            record = store.finding_record(finding)
+            if (
+                row is not None
+                and finding.id not in need
+                and row["record"] == record
+                and row["body"] == finding.body
+                and row["path"] == f.key
+                and row["line"] == finding.line
+            ):
+                unchanged_count += 1
+                db.execute(
+                    "UPDATE findings SET content_hash = ? WHERE id = ?", [digest, finding.id]
+                )
+                continue
+            if row is not None:
+                updated += 1
+            store.write_finding(
+                db,
+                finding,
+                path=f.key,
+                content_hash=digest,
+                document=document_text(finding),
+                indexed_at=indexed_at,
+            )
+        if embedder is not None:
+            embedded = _embed(db, embedder, plan.need, plan.accepted, rows, progress, batch_size)
+        meta: dict[str, str | None] = {"parser_version": PARSER_VERSION, "last_ingest": indexed_at}
+        if embedder is not None:
+            meta.update(model=embedder.name, dim=str(embedder.dim))
+        store.set_meta(db, **meta)
+
+    warnings = [
+        w
+        for result in parsed.values()
+        if not isinstance(result, FindingError)
+        for w in result.warnings
+    ]
+    return IngestReport(
+        added=added,
+        updated=updated,
+        unchanged=unchanged_count,
+        removed=len(removed),
+        embedded=embedded,
+        model=embedder.name if embedder is not None else None,
+        errors=tuple(read_errors + plan.errors),
+        warnings=tuple(warnings),
+    )
+
+
+@contextmanager
+def _writing(db: sqlite_utils.Database) -> Iterator[None]:
+    """Turn SQLite write failures (a locked or read-only file) into one actionable line."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        hint = (
+            "another deploykb process is writing it; try again when it is done"
+            if "locked" in str(exc)
+            else "check the file and its folder are writable, or pass --db"
+        )
+        raise KBIndexError(f"{store.db_label(db)}: cannot write the index ({exc}); {hint}") from exc
+
+
+def _embed(
+    db: sqlite_utils.Database,
+    embedder: Embedder,
+    need: list[str],
+    accepted: list[tuple[_File, Finding]],
+    rows: dict[str, dict[str, Any]],
+    progress: Progress | None,
+    batch_size: int,
+) -> int:
+    """Embed the texts of the ``need`` findings in batches of about ``batch_size`` texts."""
+    by_id = {finding.id: finding for _, finding in accepted}
+    jobs: list[tuple[str, list[str], list[str]]] = []
+    for fid in need:
+        if fid in by_id:
+            parts, texts = _parts(by_id[fid])
+        else:  # a finding from another folder, re-embedded from its stored texts
+            row = rows[fid]
+            texts = [row["document"], *row["symptoms"]]
+            parts = ["doc", *(f"symptom:{i}" for i in range(len(row["symptoms"])))]
+        jobs.append((fid, parts, texts))
+    total = sum(len(texts) for _, _, texts in jobs)
+    done = 0
+    if progress is not None and jobs:
+        progress(0, total, jobs[0][0])
+    batch: list[tuple[str, list[str], list[str]]] = []
+
+    def flush() -> None:
+        nonlocal done
+        flat = [t for _, _, texts in batch for t in texts]
+        try:
+            vectors = embedder.embed(flat)
+        except DeployKBError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a model failure becomes one actionable line
+            raise EmbeddingError(
+                f"embedding with {embedder.name} failed ({type(exc).__name__}: {exc}); "
+                "the index was left as it was"
+            ) from exc
+        shape = getattr(vectors, "shape", None)
+        if shape is None or tuple(shape) != (len(flat), embedder.dim):
+            raise EmbeddingError(
+                f"embedder {embedder.name} returned shape {shape} for {len(flat)} texts "
+                f"(expected ({len(flat)}, {embedder.dim})); the index was left as it was"
+            )
+        row = 0
+        for fid, parts, texts in batch:
+            store.write_vectors(db, fid, parts, vectors[row : row + len(texts)], embedder.name)
+            row += len(texts)
+        done += len(flat)
+        if progress is not None:
+            progress(done, total, batch[-1][0])
+        batch.clear()
+
+    for job in jobs:
+        batch.append(job)
+        if sum(len(texts) for _, _, texts in batch) >= batch_size:
+            flush()
+    if batch:
+        flush()
+    return total

@@ -1,0 +1,57 @@
+"""Shared fixtures: a deterministic fake embedder, a temporary index, the test findings."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+KB_FINDINGS = FIXTURES / "kb" / "findings"
+
+
+@pytest.fixture
+def fake_embedder():
+    """``kb.embed.HashEmbedder(dim=64)``: deterministic bag-of-words vectors, no model load."""
+    from kb.embed import HashEmbedder
+
+    return HashEmbedder(dim=64)
+
+
+@pytest.fixture
+def tmp_db(tmp_path: Path):
+    """An empty deploykb index (schema created) in a file under ``tmp_path``."""
+    from kb.store import ensure_schema, open_db
+
+    db = open_db(tmp_path / "index" / "deploykb.db")
+    ensure_schema(db)
+    yield db
+    db.close()
+
+
+class CountingFactory:
+    """An embedder factory that records how often the (expensive) model would be loaded."""
+
+    def __init__(self, make: Callable[[], object]) -> None:
+        self.make = make
+        self.calls = 0
+
+    def __call__(self):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        return self.make()
+
+
+@pytest.fixture
+def embedder_factory(fake_embedder) -> CountingFactory:
+    """A factory returning ``fake_embedder``; ``.calls`` counts the loads."""
+    return CountingFactory(lambda: fake_embedder)
+
+
+@pytest.fixture
+def findings_dir(tmp_path: Path) -> Path:
+    """A writable copy of ``tests/fixtures/kb/findings`` (four findings and a README)."""
+    target = tmp_path / "findings"
+    shutil.copytree(KB_FINDINGS, target)
+    return target

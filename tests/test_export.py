@@ -1,0 +1,565 @@
+"""The compatibility table: grouping, status vocabulary, conflicts, the four renderings, the CLI."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+from typer.testing import CliRunner
+
+import agent.commands.export as export_cmd
+import agent.commands.kbcmds  # noqa: F401  (more than one command, as in the real CLI)
+from agent.app import app
+from kb.errors import ExportError
+from kb.export import (
+    CSV_COLUMNS,
+    SCHEMA_VERSION,
+    STATUS_ORDER,
+    build_table,
+    model_family,
+    status_label,
+    table_to_dict,
+    to_csv,
+    to_json,
+    to_markdown,
+    write_export,
+)
+from kb.records import Finding, Fix, Framework, Hardware, Performance
+
+REPO = Path(__file__).resolve().parent.parent
+PRO6000 = Hardware(gpu="NVIDIA RTX PRO 6000 Blackwell", count=8, sm="sm120", interconnect="PCIe")
+
+
+def seed_findings() -> list[Finding]:
+    """The four deployments of /work/shared/seeds, with the facts their write-ups give."""
+    return [
+        Finding(
+            id="qwen35-nvfp4-sm120",
+            title="Qwen3.5-397B-A17B-NVFP4: NaN output on SM120, fixed by pinning FP4 backends",
+            status="works-with-flags",
+            model="nvidia/Qwen3.5-397B-A17B-NVFP4",
+            architecture="qwen3_5_moe",
+            quantization="nvfp4",
+            hardware=PRO6000,
+            framework=Framework("sglang", "main"),
+            fix=Fix(
+                add=(
+                    "--moe-runner-backend flashinfer_cutlass",
+                    "--fp4-gemm-runner-backend flashinfer_cudnn",
+                )
+            ),
+            sources=("shared/seeds/000_9e3e38f2c52c7649.txt",),
+        ),
+        Finding(
+            id="glm5-nvfp4-sm120",
+            title="GLM-5-NVFP4: NaN probability tensor at first decode, fixed by CUTLASS FP8 GEMM",
+            status="works-with-flags",
+            date="2026-02-19",
+            model="nvidia/GLM-5-NVFP4",
+            architecture="glm_moe_dsa",
+            quantization="nvfp4",
+            hardware=PRO6000,
+            framework=Framework("sglang", "main"),
+            fix=Fix(add=("--fp8-gemm-backend cutlass",)),
+            sources=("shared/seeds/003_861d3f58ddb8af43.txt", "sgl-project/sglang#14311"),
+        ),
+        Finding(
+            id="kimi-k2-thinking-nvfp4-sm120",
+            title="Kimi K2-Thinking NVFP4 serves correctly on the same machine",
+            status="works-with-flags",
+            model="nvidia/Kimi-K2-Thinking-NVFP4",
+            architecture="kimi_k2",
+            quantization="nvfp4",
+            hardware=PRO6000,
+            framework=Framework("sglang"),
+            fix=Fix(add=("--disable-cuda-graph", "--quantization modelopt_fp4")),
+        ),
+        Finding(
+            id="kimi-k25-int4-eagle3-sm120",
+            title="Kimi-K2.5 INT4 with EAGLE-3: 759 tok/s at concurrency 30",
+            status="works",
+            model="moonshotai/Kimi-K2.5",
+            quantization="int4",
+            hardware=PRO6000,
+            framework=Framework("sglang"),
+            performance=Performance(throughput_tok_s=759, concurrency=30, baseline="+10%"),
+        ),
+    ]
+
+
+def finding(fid: str, status: str | None = "works", **kw) -> Finding:
+    kw.setdefault("model", "org/Model-X")
+    kw.setdefault("hardware", Hardware(gpu="NVIDIA H100", sm="sm90"))
+    kw.setdefault("framework", Framework("vllm", "0.9.0"))
+    return Finding(id=fid, title=f"title of {fid}", status=status, **kw)
+
+
+def row_for(table, model: str):
+    (row,) = [r for r in table.rows if r.model == model]
+    return row
+
+
+# --- status vocabulary ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "label"),
+    [
+        (None, "untested"),
+        ("", "untested"),
+        ("works", "works"),
+        ("works-with-flags", "works with flags"),
+        ("Works with flags", "works with flags"),
+        ("partial", "partial"),
+        ("broken", "broken"),
+    ],
+)
+def test_status_label(status, label):
+    assert status_label(status) == label
+
+
+def test_absent_status_is_untested_never_works():
+    table = build_table([finding("no-status", status=None)])
+    assert table.rows[0].cell.status == "untested"
+    assert "❔ untested" in to_markdown(table)
+    assert "✅" not in to_markdown(table).split("Status:")[0]
+
+
+def test_unknown_status_names_the_finding():
+    bad = finding("odd", status="fine", path="findings/odd.md", line=1)
+    with pytest.raises(ExportError) as exc:
+        build_table([bad])
+    assert str(exc.value) == (
+        "findings/odd.md:1: status 'fine' is unknown: "
+        "use works, works-with-flags, partial or broken"
+    )
+
+
+# --- grouping ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "architecture", "family"),
+    [
+        ("nvidia/Qwen3.5-397B-A17B-NVFP4", None, "Qwen3.5"),
+        ("Qwen/Qwen3-32B-FP8", None, "Qwen3"),
+        ("Qwen3.6-27B-FP8", "qwen3_5_text", "Qwen3.6"),
+        (None, "qwen3_5_moe", "Qwen3.5"),
+        ("nvidia/GLM-5-NVFP4", None, "GLM-5"),
+        ("zai-org/GLM-5.2-FP8", None, "GLM-5"),
+        ("moonshotai/Kimi-K2.5", None, "Kimi K2"),
+        ("Kimi-K2-Thinking-NVFP4", None, "Kimi K2"),
+        ("deepseek-ai/DeepSeek-V4-Pro", None, "DeepSeek"),
+        ("nvidia/MiniMax-M2.7-NVFP4", None, "MiniMax"),
+        ("openai/gpt-oss-120b", None, "gpt-oss"),
+        ("tiiuae/Falcon3-7B-Instruct", None, "Falcon3"),
+        ("hybrid-GDN NVFP4 model", None, "(other)"),
+        (None, None, "(any)"),
+    ],
+)
+def test_model_family(model, architecture, family):
+    assert model_family(model, architecture) == family
+
+
+def test_seed_deployments_each_get_a_row_with_their_flags():
+    table = build_table(seed_findings())
+    assert [(r.family, r.model) for r in table.rows] == [
+        ("GLM-5", "nvidia/GLM-5-NVFP4"),
+        ("Kimi K2", "nvidia/Kimi-K2-Thinking-NVFP4"),
+        ("Kimi K2", "moonshotai/Kimi-K2.5"),
+        ("Qwen3.5", "nvidia/Qwen3.5-397B-A17B-NVFP4"),
+    ]
+    qwen = row_for(table, "nvidia/Qwen3.5-397B-A17B-NVFP4")
+    assert qwen.gpu_sm == "sm120"
+    assert qwen.gpu_text == "8× NVIDIA RTX PRO 6000 Blackwell"
+    assert qwen.cell.status == "works with flags"
+    assert [f.display for f in qwen.cell.flags] == [
+        "--moe-runner-backend flashinfer_cutlass",
+        "--fp4-gemm-runner-backend flashinfer_cudnn",
+    ]
+    kimi = row_for(table, "moonshotai/Kimi-K2.5")
+    assert kimi.cell.status == "works"
+    assert kimi.cell.best.text == "759 tok/s @ 30"
+
+
+def test_flags_list_removals_env_and_pins_as_written():
+    fix = Fix(add=("--dtype bfloat16",), remove=("--dtype=half",), env=("A=1",), pins=("x==1.2",))
+    cell = build_table([finding("f", "works-with-flags", fix=fix)]).rows[0].cell
+    assert [f.display for f in cell.flags] == [
+        "--dtype bfloat16",
+        "drop --dtype=half",
+        "A=1",
+        "x==1.2",
+    ]
+
+
+def test_conflicting_findings_newest_first():
+    old = finding("old-works", "works-with-flags", date="2026-02", fix=Fix(add=("--a",)))
+    new = finding("new-breaks", "broken", date="2026-05", framework=Framework("vllm", "0.10.0"))
+    table = build_table([old, new])
+    (row,) = table.rows
+    assert row.cell.conflict
+    assert row.cell.status == "broken"  # the newest finding sets the status
+    assert row.cell.status_text == (
+        "conflicting: broken (2026-05, new-breaks) / works with flags (2026-02, old-works)"
+    )
+    assert row.framework_versions == ("0.10.0", "0.9.0")
+    assert [f.display for f in row.cell.flags] == ["--a"]  # the flags that made it run
+    assert [r.id for r in row.cell.findings] == ["new-breaks", "old-works"]
+    assert row.cell.date == "2026-05"
+    assert table.conflict_count == 1
+
+
+def test_works_and_works_with_flags_do_not_conflict():
+    table = build_table([finding("a", "works", date="2026-01"), finding("b", "works-with-flags")])
+    (row,) = table.rows
+    assert not row.cell.conflict
+    assert row.cell.status == "works"
+    assert row.cell.status_text == "works"
+
+
+def test_findings_without_model_or_gpu_each_keep_a_row():
+    no_model = finding("generic-1", model=None)
+    no_model_2 = finding("generic-2", "broken", model=None)
+    no_gpu = finding("no-gpu", hardware=Hardware())
+    table = build_table([no_model, no_model_2, no_gpu])
+    assert len(table.rows) == 3
+    assert not any(r.cell.conflict for r in table.rows)
+    assert {(r.model, r.gpu_sm) for r in table.rows} == {
+        ("(any)", "sm90"),
+        ("org/Model-X", "(unspecified)"),
+    }
+
+
+def test_best_throughput_is_the_highest_with_its_concurrency():
+    a = finding("a", performance=Performance(throughput_tok_s=500, concurrency=8))
+    b = finding("b", performance=Performance(throughput_tok_s=812.5, concurrency=64))
+    cell = build_table([a, b]).rows[0].cell
+    assert (cell.best.tok_s, cell.best.concurrency, cell.best.finding) == (812.5, 64, "b")
+    assert cell.best.text == "812.5 tok/s @ 64"
+
+
+def test_matrix_marks_missing_family_gpu_combinations_untested():
+    table = build_table(
+        [
+            finding("q", model="Qwen/Qwen3-8B", hardware=Hardware(sm="sm90")),
+            finding("g", "broken", model="zai-org/GLM-5-FP8", hardware=Hardware(sm="sm100")),
+        ]
+    )
+    m = table.matrix
+    assert (m.families, m.sms) == (("GLM-5", "Qwen3"), ("sm100", "sm90"))
+    assert m.cell("Qwen3", "sm90").status == "works"
+    assert m.cell("GLM-5", "sm100").status == "broken"
+    assert m.cell("Qwen3", "sm100").status == "untested"
+    assert m.cell("GLM-5", "sm90").status == "untested"
+
+
+def test_sources_become_links_once_each():
+    f = finding(
+        "s",
+        sources=(
+            "https://github.com/sgl-project/sglang/issues/14311",
+            "sgl-project/sglang#14311",
+            "shared/seeds/003.txt",
+        ),
+    )
+    ref = build_table([f]).rows[0].cell.findings[0]
+    assert [(s.text, s.url) for s in ref.sources] == [
+        ("sgl-project/sglang#14311", "https://github.com/sgl-project/sglang/issues/14311"),
+        ("shared/seeds/003.txt", None),
+    ]
+
+
+# --- markdown ------------------------------------------------------------------------------------
+
+
+def _split_row(line: str) -> list[str]:
+    assert line.startswith("|") and line.endswith("|"), line
+    return re.split(r"(?<!\\)\|", line[1:-1])
+
+
+def _tables(text: str) -> list[list[str]]:
+    blocks, current = [], []
+    for line in text.splitlines():
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            blocks.append(current)
+            current = []
+    if current:
+        blocks.append(current)
+    return blocks
+
+
+def test_markdown_is_a_github_table_with_escaped_cells():
+    piped = finding("pipes", "works-with-flags", fix=Fix(add=("--x a|b",)), quantization="fp8|int4")
+    text = to_markdown(build_table([*seed_findings(), piped]))
+    main, matrix = _tables(text)
+    width = len(_split_row(main[0]))
+    assert re.fullmatch(r"\|(---\|)+", main[1])
+    assert all(len(_split_row(line)) == width for line in main)
+    assert len(main) == 2 + 5
+    assert all(len(_split_row(line)) == len(_split_row(matrix[0])) for line in matrix)
+    # A real CommonMark/GFM renderer sees the same table.
+    html = MarkdownIt("commonmark").enable("table").render(text)
+    assert html.count("<tr>") == len(main) - 1 + len(matrix) - 1
+    assert "<code>--x a|b</code>" in html
+
+
+def test_markdown_shows_seed_flags_links_and_throughput():
+    text = to_markdown(build_table(seed_findings()), link_base="findings/")
+    assert "`--fp8-gemm-backend cutlass`" in text
+    assert "`--moe-runner-backend flashinfer_cutlass`" in text
+    assert "`--disable-cuda-graph`" in text
+    assert "759 tok/s @ 30" in text
+    assert "[glm5-nvfp4-sm120](findings/glm5-nvfp4-sm120.md)" in text
+    assert "[sgl-project/sglang#14311](https://github.com/sgl-project/sglang/issues/14311)" in text
+
+
+def test_markdown_of_an_empty_table_still_has_the_header():
+    text = to_markdown(build_table([]))
+    (main,) = _tables(text)
+    assert len(main) == 2
+    assert "_No findings match these filters._" in text
+
+
+# --- csv and json --------------------------------------------------------------------------------
+
+
+def test_csv_parses_with_the_documented_columns():
+    text = to_csv(build_table(seed_findings()))
+    reader = csv.DictReader(io.StringIO(text))
+    assert tuple(reader.fieldnames) == CSV_COLUMNS
+    rows = list(reader)
+    assert len(rows) == 4
+    kimi = next(r for r in rows if r["model"] == "moonshotai/Kimi-K2.5")
+    assert (kimi["throughput_tok_s"], kimi["concurrency"], kimi["status"]) == ("759", "30", "works")
+    glm = next(r for r in rows if r["model"] == "nvidia/GLM-5-NVFP4")
+    assert glm["flags"] == "--fp8-gemm-backend cutlass"
+    assert glm["gpu_sm"] == "sm120"
+    assert glm["sources"] == (
+        "shared/seeds/003_861d3f58ddb8af43.txt; https://github.com/sgl-project/sglang/issues/14311"
+    )
+
+
+def test_json_schema():
+    doc = json.loads(to_json(build_table(seed_findings(), generated="2026-06-01")))
+    assert doc["schema_version"] == SCHEMA_VERSION == 1
+    assert doc["generated"] == "2026-06-01"
+    assert doc["statuses"] == list(STATUS_ORDER)
+    assert doc["counts"]["rows"] == 4 and doc["counts"]["findings"] == 4
+    kimi = next(r for r in doc["rows"] if r["model"] == "moonshotai/Kimi-K2.5")
+    assert kimi["best_throughput"] == {
+        "tok_s": 759.0,
+        "concurrency": 30,
+        "finding": "kimi-k25-int4-eagle3-sm120",
+    }
+    qwen = next(r for r in doc["rows"] if r["family"] == "Qwen3.5")
+    assert qwen["fix"]["add"] == [
+        "--moe-runner-backend flashinfer_cutlass",
+        "--fp4-gemm-runner-backend flashinfer_cudnn",
+    ]
+    assert qwen["gpu"] == {
+        "sm": "sm120",
+        "names": ["NVIDIA RTX PRO 6000 Blackwell"],
+        "counts": [8],
+    }
+    assert qwen["findings"][0]["link"] == "findings/qwen35-nvfp4-sm120.md"
+
+
+def test_docs_list_every_csv_column_and_json_key():
+    doc = (REPO / "docs" / "export.md").read_text()
+    for column in CSV_COLUMNS:
+        assert f"| `{column}` |" in doc, column
+    data = table_to_dict(build_table(seed_findings()))
+    keys = set(data) | set(data["rows"][0]) | set(data["rows"][0]["findings"][0])
+    for key in keys:
+        assert f"`{key}`" in doc, key
+
+
+# --- writing -------------------------------------------------------------------------------------
+
+
+def test_write_export_replaces_atomically(tmp_path):
+    target = tmp_path / "compat.md"
+    target.write_text("old")
+    write_export(target, "new\n")
+    assert target.read_text() == "new\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["compat.md"]
+
+
+def test_write_export_to_a_missing_folder(tmp_path):
+    target = tmp_path / "missing" / "compat.html"
+    with pytest.raises(ExportError) as exc:
+        write_export(target, "x")
+    assert str(exc.value) == (
+        f"{target}: cannot write the export: folder '{target.parent}' does not exist"
+    )
+
+
+def test_write_export_onto_a_folder_leaves_nothing_behind(tmp_path):
+    (tmp_path / "out").mkdir()
+    with pytest.raises(ExportError, match=r"out: cannot write the export: "):
+        write_export(tmp_path / "out", "x")
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+# --- CLI -----------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_index(monkeypatch):
+    """The CLI with the index replaced by the seed findings; records the filters it passed."""
+    calls = []
+
+    def load(db_path, **filters):
+        calls.append(filters)
+        found = seed_findings()
+        if filters.get("model"):
+            found = [f for f in found if filters["model"].lower() in (f.model or "").lower()]
+        return found
+
+    monkeypatch.setattr(export_cmd, "_load_findings", load)
+    return calls
+
+
+runner = CliRunner()
+
+
+def test_cli_default_is_markdown_on_stdout(fake_index, tmp_path):
+    result = runner.invoke(app, ["export", "--db", str(tmp_path / "kb.db")])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("## Compatibility")
+    assert "759 tok/s @ 30" in result.stdout
+    assert fake_index == [{"model": None, "gpu": None, "status": None, "framework": None}]
+
+
+def test_cli_writes_the_format_of_the_output_suffix(fake_index, tmp_path):
+    out = tmp_path / "compat.json"
+    result = runner.invoke(app, ["export", "-o", str(out), "--model", "GLM"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    doc = json.loads(out.read_text())
+    assert [r["model"] for r in doc["rows"]] == ["nvidia/GLM-5-NVFP4"]
+    assert doc["filters"] == {"model": "GLM"}
+    assert f"Wrote {out} (json, 1 rows from 1 findings)." in result.stderr
+
+
+def test_cli_passes_filters_to_the_store(fake_index):
+    result = runner.invoke(
+        app,
+        [
+            "export",
+            "--format",
+            "csv",
+            "--gpu",
+            "sm120",
+            "--framework",
+            "sglang",
+            "--status",
+            "works with flags",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert fake_index == [
+        {"model": None, "gpu": "sm120", "status": "works-with-flags", "framework": "sglang"}
+    ]
+
+
+def test_cli_unknown_format(fake_index):
+    result = runner.invoke(app, ["export", "--format", "pdf"])
+    assert result.exit_code == 2
+    assert result.stderr == "Error: --format 'pdf': choose md, csv, json or html\n"
+    assert fake_index == []  # nothing was read
+
+
+def test_cli_unknown_status(fake_index):
+    result = runner.invoke(app, ["export", "--status", "fine"])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "Error: --status 'fine': choose works, works-with-flags, partial or broken\n"
+    )
+
+
+def test_cli_unwritable_output(fake_index, tmp_path):
+    out = tmp_path / "nope" / "compat.html"
+    result = runner.invoke(app, ["export", "--format", "html", "-o", str(out)])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"Error: {out}: cannot write the export: folder '{out.parent}' does not exist\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_filters_matching_nothing(fake_index):
+    result = runner.invoke(app, ["export", "--model", "Llama-9"])
+    assert result.exit_code == 0
+    assert result.stderr == "No findings match --model 'Llama-9'; the table is empty.\n"
+    (main,) = _tables(result.stdout)
+    assert len(main) == 2  # header and separator
+
+
+def test_cli_without_an_index(tmp_path):
+    db = tmp_path / "missing.db"
+    result = runner.invoke(app, ["export", "--db", str(db)])
+    assert result.exit_code == 3
+    assert result.stderr == f"Error: no index at {db}; run `deploykb ingest`\n"
+    assert not db.exists()
+
+
+# --- the shipped knowledge base ------------------------------------------------------------------
+
+
+def _shipped() -> list[Finding]:
+    parse = pytest.importorskip("kb.parse")
+    files = sorted(p for p in (REPO / "findings").glob("*.md") if p.name != "README.md")
+    if not files:
+        pytest.skip("no shipped findings yet")
+    return [f for p in files for f in parse.parse_file(p).findings]
+
+
+def test_shipped_findings_export_with_the_seed_deployments():
+    findings = _shipped()
+    table = build_table(findings)
+    assert sum(len(r.cell.findings) for r in table.rows) == len(findings)
+    text = to_markdown(table)
+    for f in findings:
+        assert f"[{f.id}](findings/{f.id}.md)" in text
+    seeds = {
+        "nvidia/Qwen3.5-397B-A17B-NVFP4": "--fp4-gemm-runner-backend flashinfer_cudnn",
+        "nvidia/GLM-5-NVFP4": "--fp8-gemm-backend cutlass",
+        "Kimi-K2-Thinking-NVFP4": "--disable-cuda-graph",
+    }
+    for model, flag in seeds.items():
+        row = row_for(table, model)
+        assert row.gpu_sm == "sm120"
+        assert flag in [f.display for f in row.cell.flags]
+    kimi = next(r for r in table.rows if r.model.startswith("Kimi-K2.5"))
+    assert kimi.gpu_sm == "sm120" and kimi.cell.best.text == "759 tok/s @ 30"
+    main = _tables(text)[0]
+    assert {len(_split_row(line)) for line in main} == {len(_split_row(main[0]))}
+
+
+def test_cli_on_a_real_index_of_the_shipped_findings(tmp_path):
+    _shipped()
+    from kb.embed import HashEmbedder
+    from kb.ingest import ingest
+    from kb.store import open_db
+
+    db = tmp_path / "kb.db"
+    report = ingest(
+        open_db(db), [REPO / "findings"], HashEmbedder, embedder_name=HashEmbedder().name
+    )
+    assert not report.errors
+    result = runner.invoke(app, ["export", "--db", str(db), "--format", "json", "--gpu", "sm120"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["rows"] and all(r["gpu"]["sm"] == "sm120" for r in doc["rows"])
+    models = {r["model"] for r in doc["rows"]}
+    assert {"nvidia/GLM-5-NVFP4", "nvidia/Qwen3.5-397B-A17B-NVFP4"} <= models
