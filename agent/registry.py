@@ -1,0 +1,507 @@
+"""The flag registry: what each framework's launch flags are called, take and mean.
+
+``data/flags.json`` (built by ``scripts/build_flag_registry.py`` from the frameworks' documented
+arguments) is read once into a :class:`Registry`. Every comparison of launch commands goes
+through it, so that ``--fp4-gemm-runner-backend`` in a finding and ``--fp4_gemm_backend=...`` in a
+user's command are recognised as the same setting, and so that a finding written for SGLang can be
+translated to the vLLM spelling where an equivalent exists.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kb.errors import DeployKBError
+from kb.records import Flag
+from kb.resources import data_file
+
+FRAMEWORKS = ("sglang", "vllm", "tensorrt-llm")
+
+_TRUE = frozenset({"true", "1", "yes", "y", "on"})
+_FALSE = frozenset({"false", "0", "no", "n", "off"})
+
+
+def normalize_framework(name: str | None) -> str | None:
+    """``"SGLang main"`` -> ``"sglang"``, ``"1Cat-vLLM 0.0.3"`` -> ``"vllm"``, ``"trtllm"`` ->
+    ``"tensorrt-llm"``; ``None`` when the text names none of the three."""
+    if not name:
+        return None
+    low = name.lower()
+    if "sglang" in low:
+        return "sglang"
+    if "vllm" in low:
+        return "vllm"
+    if "tensorrt" in low or "trtllm" in low or "trt-llm" in low:
+        return "tensorrt-llm"
+    return None
+
+
+def bool_literal(text: str | None) -> bool | None:
+    """``"True"``/``"1"``/``"yes"`` -> True, ``"false"``/``"0"``/``"no"`` -> False, else None."""
+    if text is None:
+        return None
+    low = text.strip().lower()
+    if low in _TRUE:
+        return True
+    if low in _FALSE:
+        return False
+    return None
+
+
+@dataclass(frozen=True)
+class FlagSpec:
+    """One registered flag (or TensorRT-LLM config key) of one framework."""
+
+    name: str  # canonical spelling, e.g. "--fp4-gemm-backend", or a config key
+    framework: str
+    takes_value: bool
+    nargs: str | None = None  # "+" several values, "?" optional value
+    negatable: bool = False  # accepts --no-<name>
+    aliases: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
+    doc: str | None = None
+    deprecated: str | None = None
+    note: str | None = None
+    kind: str = "flag"  # "flag" or "config"
+
+
+@dataclass(frozen=True)
+class Equivalent:
+    """The counterpart of a setting in another framework."""
+
+    kind: str  # "flag" | "env" | "config"
+    name: str
+    value: str | None
+    note: str
+
+
+def _key(name: str) -> str:
+    """Lookup key: surrounding space dropped, underscores in a long flag written as dashes."""
+    name = name.strip()
+    if name.startswith("--"):
+        return "--" + name[2:].replace("_", "-")
+    return name
+
+
+def _value_key(value: str | None) -> str | None:
+    return None if value is None else value.strip().lower().replace("-", "_")
+
+
+class Registry:
+    """Flags, aliases, renames, environment variables and cross-framework equivalents."""
+
+    def __init__(self, data: dict, path: str = "data/flags.json") -> None:
+        self.path = path
+        try:
+            self._fw = data["frameworks"]
+            self._common_env: dict = data.get("common_env", {})
+            self._equivalents: list[dict] = data.get("equivalents", [])
+        except (KeyError, TypeError) as exc:
+            raise DeployKBError(f"{path}: not a flag registry (missing {exc})") from None
+        self._specs: dict[str, dict[str, FlagSpec]] = {}
+        self._index: dict[str, dict[str, str]] = {}  # fw -> key -> canonical name
+        self._renamed: dict[str, dict[str, dict]] = {}  # fw -> key -> rename entry
+        self._options: dict[str, list[str]] = {}  # fw -> every accepted option string
+        for fw, block in self._fw.items():
+            self._load_framework(fw, block)
+
+    def _load_framework(self, fw: str, block: dict) -> None:
+        specs: dict[str, FlagSpec] = {}
+        index: dict[str, str] = {}
+        options: list[str] = []
+        for name, raw in block.get("flags", {}).items():
+            spec = FlagSpec(
+                name=name,
+                framework=fw,
+                takes_value=bool(raw.get("value")),
+                nargs=raw.get("nargs"),
+                negatable=bool(raw.get("negatable")),
+                aliases=tuple(raw.get("aliases", ())),
+                choices=tuple(raw.get("choices", ())),
+                doc=raw.get("doc"),
+                deprecated=raw.get("deprecated"),
+                note=raw.get("note"),
+            )
+            specs[name] = spec
+            index[_key(name)] = name
+            options.append(name)
+            for alias in spec.aliases:
+                index[_key(alias)] = name
+                options.append(alias)
+            if spec.negatable:
+                options.append("--no-" + name[2:])
+        for key_name, raw in block.get("config", {}).items():
+            specs[key_name] = FlagSpec(
+                name=key_name, framework=fw, takes_value=True, doc=raw.get("doc"), kind="config"
+            )
+            index[key_name] = key_name
+        renamed = {}
+        for old, entry in block.get("renamed", {}).items():
+            renamed[_key(old)] = {"from": old, **entry}
+            if entry.get("registered"):
+                options.append(old)
+        self._specs[fw] = specs
+        self._index[fw] = index
+        self._renamed[fw] = renamed
+        self._options[fw] = options
+
+    # --- flags -------------------------------------------------------------------------------
+
+    @property
+    def frameworks(self) -> tuple[str, ...]:
+        return tuple(self._fw)
+
+    def _fwname(self, framework: str | None) -> str | None:
+        if framework in self._fw:
+            return framework
+        return normalize_framework(framework)
+
+    def _resolve(self, name: str, framework: str | None) -> tuple[str | None, dict | None]:
+        """(canonical name or None, rename entry or None) for a written flag name."""
+        fw = self._fwname(framework)
+        if fw is None:
+            return None, None
+        key = _key(name)
+        index = self._index[fw]
+        if key in index:
+            return index[key], None
+        entry = self._renamed[fw].get(key)
+        if entry is not None:
+            return entry["to"], entry
+        if key.startswith("--no-"):
+            base = self._specs[fw].get(index.get("--" + key[5:], ""))
+            if base is not None and base.negatable:
+                return "--no-" + base.name[2:], None
+        if key.startswith("--") and "." in key:  # vLLM dotted JSON keys: --compilation-config.x
+            head, _, tail = name.strip().partition(".")
+            canon, _ = self._resolve(head, fw)
+            if canon is not None:
+                return f"{canon}.{tail}", None
+        if key.startswith("-O.") and fw == "vllm":
+            return "--compilation-config." + name.strip()[3:], None
+        if self._fw[fw].get("allow_abbrev") and key.startswith("--") and len(key) > 3:
+            hits = [opt for opt in self._options[fw] if _key(opt).startswith(key)]
+            if len(hits) == 1:
+                return self._resolve(hits[0], fw)
+        return None, None
+
+    def canonical(self, name: str, framework: str | None) -> str:
+        """The registered spelling of ``name`` in ``framework``.
+
+        Handles ``--a_b`` written with underscores, aliases (``--tp`` and ``--tensor-parallel-size``
+        are ``--tp-size`` in SGLang, ``-tp`` is ``--tensor-parallel-size`` in vLLM), deprecated or
+        renamed spellings (``--fp4-gemm-runner-backend`` -> ``--fp4-gemm-backend``) and, for
+        SGLang, unique prefixes as argparse accepts them. An unknown name comes back normalised
+        (dashes for SGLang/vLLM, as written for TensorRT-LLM and config keys).
+        """
+        canon, _ = self._resolve(name, framework)
+        if canon is not None:
+            return canon
+        fw = self._fwname(framework)
+        written = name.strip()
+        if fw is not None and self._fw[fw].get("naming") == "underscore":
+            return written
+        return _key(written)
+
+    def spec(self, name: str, framework: str | None) -> FlagSpec | None:
+        """The registered flag behind ``name`` (for ``--x.key`` the JSON flag ``--x``)."""
+        canon, _ = self._resolve(name, framework)
+        fw = self._fwname(framework)
+        if canon is None or fw is None:
+            return None
+        return self._specs[fw].get(canon.split(".", 1)[0] if canon.startswith("--") else canon)
+
+    def is_known(self, name: str, framework: str | None) -> bool:
+        """True when ``framework`` registers the flag under this or another spelling."""
+        return self._resolve(name, framework)[0] is not None
+
+    def is_registered_spelling(self, name: str, framework: str | None) -> bool:
+        """False for spellings the framework itself rejects (``--fp8-gemm-runner-backend``)."""
+        canon, entry = self._resolve(name, framework)
+        return canon is not None and (entry is None or bool(entry.get("registered")))
+
+    def rename_note(self, name: str, framework: str | None) -> str | None:
+        """A sentence when ``name`` is a renamed/deprecated spelling, else None."""
+        canon, entry = self._resolve(name, framework)
+        if entry is None:
+            return None
+        fw = self._fwname(framework)
+        if entry.get("registered"):
+            return f"{entry['from']} is a deprecated {fw} spelling of {canon}"
+        return f"{fw} registers {canon}, not {entry['from']}"
+
+    def takes_value(self, name: str, framework: str | None) -> bool | None:
+        """True/False for a registered flag (``--no-x`` forms are switches); None if unknown."""
+        fw = self._fwname(framework)
+        canon, entry = self._resolve(name, fw)
+        if canon is None:
+            return None
+        if entry is not None and "nargs" in entry:
+            return True
+        if self.negation(name, fw) is not None:
+            return False
+        if canon.startswith("--") and "." in canon:
+            return True
+        spec = self.spec(name, fw)
+        return None if spec is None else spec.takes_value
+
+    def nargs(self, name: str, framework: str | None) -> str | None:
+        """``"+"`` for flags taking several values, ``"?"`` for an optional value, else None."""
+        canon, entry = self._resolve(name, framework)
+        if entry is not None and "nargs" in entry:
+            return entry["nargs"]
+        if canon is None or (canon.startswith("--") and "." in canon):
+            return None
+        spec = self.spec(name, framework)
+        return None if spec is None else spec.nargs
+
+    def negation(self, name: str, framework: str | None) -> str | None:
+        """For ``--no-<flag>`` of a negatable switch, the canonical ``--<flag>``; else None."""
+        canon, _ = self._resolve(name, framework)
+        if canon is None or not canon.startswith("--no-"):
+            return None
+        base = self.spec("--" + canon[5:], framework)
+        if base is not None and base.negatable and base.name == "--" + canon[5:]:
+            return base.name
+        return None
+
+    def canonical_value(self, name: str, value: str | None, framework: str | None) -> str | None:
+        """The value as the framework registers it (``--fp4-gemm-backend cutlass`` ->
+        ``flashinfer_cutlass``, ``--attention-backend nsa`` -> ``dsa``)."""
+        if value is None:
+            return None
+        fw = self._fwname(framework)
+        if fw is None:
+            return value
+        canon = self.canonical(name, fw)
+        aliases = self._fw[fw].get("value_aliases", {}).get(canon, {})
+        return aliases.get(value.strip(), value.strip())
+
+    def same_value(self, name: str, a: str | None, b: str | None, framework: str | None) -> bool:
+        """Whether two values of one flag mean the same (switch on/"true", case of choices,
+        value aliases, ``0.80`` and ``0.8``)."""
+        if (a is None or bool_literal(a) is True) and (b is None or bool_literal(b) is True):
+            return True
+        if a is None or b is None:
+            return False
+        if bool_literal(a) is False and bool_literal(b) is False:
+            return True
+        ca = self.canonical_value(name, a, framework) or ""
+        cb = self.canonical_value(name, b, framework) or ""
+        if _value_key(ca) == _value_key(cb):
+            return True
+        try:
+            return float(ca) == float(cb)
+        except ValueError:
+            return " ".join(ca.split()) == " ".join(cb.split())
+
+    def describe(self, name: str, framework: str | None) -> str:
+        """One line for humans: what the flag does, what it takes, renames and deprecations."""
+        fw = self._fwname(framework)
+        written = name.strip()
+        spec = self.spec(written, fw)
+        if spec is None:
+            where = fw or "any known framework"
+            return f"{written}: not in the {where} flag registry ({self.path})"
+        parts = [f"{spec.name} ({fw}{' config key' if spec.kind == 'config' else ''})"]
+        text = spec.doc or ""
+        if spec.kind == "flag":
+            if not spec.takes_value:
+                kind = "switch" + (f"; {'--no-' + spec.name[2:]} turns it off" if spec.negatable
+                                   else "")
+            elif spec.nargs == "+":
+                kind = "takes one or more values"
+            elif spec.nargs == "?":
+                kind = "value optional"
+            else:
+                kind = "takes a value"
+            if spec.choices:
+                shown = ", ".join(spec.choices[:12]) + (", ..." if len(spec.choices) > 12 else "")
+                kind += f": {shown}"
+            text = f"{text} ({kind})".strip()
+        extra = [n for n in (self.rename_note(written, fw), spec.deprecated, spec.note) if n]
+        return f"{parts[0]}: {text}" + "".join(f" [{e}]" for e in extra)
+
+    def flags(self, framework: str) -> tuple[FlagSpec, ...]:
+        fw = self._fwname(framework)
+        return tuple(self._specs[fw].values()) if fw else ()
+
+    def guess_framework(self, names: Iterable[str]) -> str | None:
+        """The framework whose registry knows most of ``names`` (None on a tie or no hit)."""
+        names = [n for n in names if n.strip().startswith("-")]
+        scores = {fw: sum(self.is_known(n, fw) for n in names) for fw in self._fw}
+        ranked = sorted(scores.items(), key=lambda kv: -kv[1])
+        if not ranked or ranked[0][1] == 0 or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
+            return None
+        return ranked[0][0]
+
+    # --- environment variables, packages, images ---------------------------------------------
+
+    def canonical_env(self, name: str, framework: str | None = None) -> str:
+        """``SGL_ENABLE_JIT_DEEPGEMM`` -> ``SGLANG_ENABLE_JIT_DEEPGEMM`` (SGLang rewrites the old
+        prefix), deprecated names -> their replacement; anything else unchanged."""
+        name = name.strip()
+        fw = self._fwname(framework) or self.env_framework(name)
+        if fw is None:
+            return name
+        block = self._fw[fw]
+        for old, new in block.get("env_prefix_aliases", {}).items():
+            if name.startswith(old):
+                name = new + name[len(old):]
+        entry = block.get("env", {}).get(name, {})
+        return entry.get("renamed_to", name)
+
+    def env_framework(self, name: str) -> str | None:
+        """Which framework reads this variable (by prefix or listing); None for neutral ones."""
+        name = name.strip()
+        for fw, block in self._fw.items():
+            if name in block.get("env", {}):
+                return fw
+            if any(name.startswith(p) for p in block.get("env_prefixes", ())):
+                return fw
+        return None
+
+    def is_known_env(self, name: str, framework: str | None = None) -> bool:
+        canon = self.canonical_env(name, framework)
+        if canon in self._common_env:
+            return True
+        return any(canon in block.get("env", {}) for block in self._fw.values())
+
+    def describe_env(self, name: str, framework: str | None = None) -> str:
+        canon = self.canonical_env(name, framework)
+        entry = self._common_env.get(canon)
+        owner = "any framework"
+        if entry is None:
+            owner = self.env_framework(canon) or "unknown"
+            entry = self._fw.get(owner, {}).get("env", {}).get(canon)
+        if entry is None:
+            return f"{name}: not in the flag registry ({self.path})"
+        head = canon if canon == name.strip() else f"{name.strip()} (read as {canon})"
+        return f"{head} ({owner}): {entry['doc']}"
+
+    def framework_of_package(self, package: str) -> str | None:
+        key = package.strip().lower().replace("_", "-")
+        for fw, block in self._fw.items():
+            if key in {p.replace("_", "-") for p in block.get("packages", ())}:
+                return fw
+        return None
+
+    def framework_of_image(self, image: str) -> str | None:
+        repo = image.strip().split("@", 1)[0]
+        if ":" in repo.rsplit("/", 1)[-1]:
+            repo = repo.rsplit(":", 1)[0]
+        for fw, block in self._fw.items():
+            if any(repo == im or repo.endswith("/" + im) for im in block.get("images", ())):
+                return fw
+        return None
+
+    # --- cross-framework -----------------------------------------------------------------------
+
+    def _member_key(self, kind: str, name: str, framework: str) -> str:
+        if kind == "env":
+            return "env:" + self.canonical_env(name, framework)
+        if kind == "config":
+            return "config:" + name.strip()
+        return self.canonical(name, framework)
+
+    def equivalent(
+        self,
+        name: str,
+        value: str | None,
+        source: str | None,
+        target: str | None,
+        *,
+        kind: str = "flag",
+    ) -> Equivalent | None:
+        """The ``target`` framework's counterpart of a ``source`` flag/env/config setting.
+
+        Explicit equivalents come from the registry (with value maps where the names differ,
+        e.g. SGLang ``--attention-backend triton`` is vLLM ``--attention-backend TRITON_ATTN``);
+        a flag with no listed equivalent falls back to a flag of the same name in the target
+        when its value is acceptable there. None when nothing matches.
+        """
+        src, dst = self._fwname(source), self._fwname(target)
+        if src is None or dst is None:
+            return None
+        if kind == "env":
+            written = f"{name.strip()}={value}"
+        elif kind == "config":
+            written = f"{name.strip()}: {value}"
+        else:
+            written = name.strip() if value is None else f"{name.strip()} {value}"
+        key = self._member_key(kind, name, src)
+        mentioned = False
+        for eq in self._equivalents:
+            members = eq["members"]
+            if members.get(src) != key or dst not in members:
+                continue
+            mentioned = True
+            out_value = value
+            if "values" in eq:
+                row = next(
+                    (r for r in eq["values"] if src in r and dst in r
+                     and self.same_value(name, r[src], value, src)),
+                    None,
+                )
+                if row is None:
+                    continue
+                out_value = row[dst]
+            note = f"translated from {src} {written}"
+            if eq.get("approximate"):
+                note += f" (approximate: {eq.get('note', 'not identical')})"
+            member = members[dst]
+            if member.startswith("env:"):
+                return Equivalent("env", member[4:], out_value, note)
+            if member.startswith("config:"):
+                return Equivalent("config", member[7:], out_value, note)
+            return Equivalent("flag", member, out_value, note)
+        if mentioned or kind != "flag":
+            return None
+        canon = self.canonical(name, src)
+        target_spec = self.spec(canon, dst)
+        if target_spec is None or target_spec.name != canon:
+            return None
+        if value is not None and target_spec.choices:
+            if not any(self.same_value(canon, c, value, dst) for c in target_spec.choices):
+                return None
+        return Equivalent("flag", canon, value, f"translated from {src} {written} (same name)")
+
+    def translate(self, flag: Flag, source_fw: str | None, target_fw: str | None) -> Flag | None:
+        """``flag`` as ``target_fw`` spells it, or None when it has no flag equivalent there.
+
+        Same framework: the flag canonicalised. Across frameworks: see :meth:`equivalent`
+        (an equivalent that is an environment variable is not a flag: use ``equivalent``)."""
+        src, dst = self._fwname(source_fw), self._fwname(target_fw)
+        if src is not None and src == dst:
+            name = self.canonical(flag.name, dst)
+            value = self.canonical_value(name, flag.value, dst)
+            return Flag(name=name, value=value, written=flag.written)
+        eq = self.equivalent(flag.name, flag.value, src, dst)
+        if eq is None or eq.kind == "env":
+            return None
+        if eq.kind == "config":
+            return Flag(name=eq.name, value=eq.value, written=f"{eq.name}: {eq.value}")
+        written = eq.name if eq.value is None else f"{eq.name} {eq.value}"
+        return Flag(name=eq.name, value=eq.value, written=written)
+
+
+@functools.lru_cache(maxsize=8)
+def _load(path: str) -> Registry:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise DeployKBError(f"{path}: cannot read the flag registry ({exc.strerror})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DeployKBError(f"{path}:{exc.lineno}: flag registry is not valid JSON") from None
+    return Registry(data, path)
+
+
+def load_registry(path: str | Path | None = None) -> Registry:
+    """The registry from ``path`` (default: the shipped ``data/flags.json``), read once."""
+    return _load(str(path) if path else str(data_file("flags.json")))
