@@ -16,8 +16,6 @@ def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "a
     index (a few seconds with the NumPy runtime) and says so on stderr.
     """
     from agent.commands.kbcmds import expected_embedder_name, split_dirs
-    from kb.embed import load_embedder
-    from kb.ingest import ingest
     from kb.store import check_index, open_db
 
     path = resolve_db_path(db)
@@ -28,6 +26,9 @@ def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "a
         return database
     except KBIndexError as exc:
         reason = str(exc).split("; run")[0]
+    from kb.embed import load_embedder
+    from kb.ingest import ingest
+
     dirs = findings_dirs(split_dirs(findings))
     print(f"deploykb: {reason}; building it from {len(dirs)} findings folder(s)...", file=sys.stderr)
     report = ingest(database, dirs, lambda: load_embedder(embedder), embedder_name=name)

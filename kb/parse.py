@@ -22,7 +22,7 @@ from kb.errors import FindingError
 from kb.records import Finding, Fix, Framework, Hardware, ParseResult, ParseWarning, Symptom
 from kb.serialize import clean_block, finding_from_dict, heading_text, markdown_parser
 
-PARSER_VERSION = "1"
+from kb.versions import PARSER_VERSION  # noqa: F401  (re-exported)
 MAX_BYTES = 1_000_000
 
 

@@ -118,7 +118,7 @@ def finding_from_dict(
         raise v.error(("status",), f"status '{status}' is not one of: {', '.join(STATUSES)}")
 
     root_cause = v.opt_text(d.get("root_cause"), ("root_cause",))
-    if root_cause is None:
+    if root_cause is None and "root_cause" not in d:  # an explicit null: the body was already read
         root_cause = root_cause_of(body)
 
     return Finding(

@@ -25,7 +25,7 @@ from kb.records import STATUSES, Finding
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 _TABLES = ("findings", "symptoms", "fixes", "sources", "embeddings", "meta")
 
@@ -174,7 +174,11 @@ def finding_record(f: Finding) -> str:
     """``findings.record``: JSON of ``finding_to_dict`` (body and path have their own columns)."""
     from kb.serialize import finding_to_dict
 
-    return json.dumps(finding_to_dict(f), ensure_ascii=False, sort_keys=True)
+    d = finding_to_dict(f)
+    # the root cause is stored resolved (null when there is none), so loading a finding never
+    # has to parse its Markdown body again
+    d["root_cause"] = f.root_cause
+    return json.dumps(d, ensure_ascii=False, sort_keys=True)
 
 
 def write_finding(
@@ -438,7 +442,7 @@ def index_status(db: sqlite_utils.Database) -> dict[str, Any]:
 
 def check_index(db: sqlite_utils.Database, embedder_name: str | None = None) -> None:
     """Refuse an empty index, or one built by another parser/schema (or model, when given)."""
-    from kb.parse import PARSER_VERSION
+    from kb.versions import PARSER_VERSION
 
     status = index_status(db)
     label = status["path"]
