@@ -60,3 +60,21 @@ FindingsOption = Annotated[
 ]
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        from kb import __version__
+
+        typer.echo(f"deploykb {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Match LLM deployment failures against past findings and get the flags that fixed them."""

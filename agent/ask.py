@@ -173,7 +173,13 @@ def answer(
     matches, evidence = searcher.search(query or text, tri, ctx, top=top, use=use)
     if not matches:
         return Answer(False, (), tri, ctx, tuple(warnings), "the knowledge base is empty")
-    confident, why = M.is_confident(evidence.best_line, evidence.best_cosine, evidence.best_context)
+    confident, why = M.is_confident(
+        evidence.best_line,
+        evidence.best_cosine,
+        evidence.best_context,
+        coverage=evidence.context_coverage,
+        classes=evidence.classes,
+    )
     proposals = tuple(propose(m, ctx) for m in matches)
     return Answer(confident, proposals, tri, ctx, tuple(warnings), why)
 

@@ -23,6 +23,7 @@ LINE_SHARED = 0.6  # containment of a recorded symptom's tokens in a user line t
 COSINE_CONFIDENT = 0.62
 COSINE_WITH_CONTEXT = 0.45
 CONTEXT_STRONG = 0.75
+CONTEXT_COVERAGE = 0.45  # the strong-context rule needs model/architecture and GPU, not just a framework
 
 _STOP = frozenset(
     """a an and are as at be by for from has have in is it its of on or that the this to was were
@@ -137,6 +138,7 @@ def model_similarity(a: str | None, b: str | None) -> float:
 class ContextScore:
     score: float | None  # None when the user gave no context to compare
     reasons: tuple[str, ...]
+    coverage: float = 0.0  # share of the context weight the comparison could use (0..1)
 
 
 def context_score(
@@ -186,23 +188,68 @@ def context_score(
     if not parts:
         return ContextScore(None, ())
     total = sum(w for w, _ in parts)
-    return ContextScore(sum(w * s for w, s in parts) / total, tuple(reasons))
+    return ContextScore(sum(w * s for w, s in parts) / total, tuple(reasons), total)
 
 
-def combine(relevance: float, context: float | None) -> float:
-    """Final score: text relevance, weighted by deployment context when there is any."""
-    if context is None:
-        return relevance
-    return relevance * (0.55 + 0.45 * context)
+# Symptom classes that one failure commonly shows together (NaN logits trip the sampler's device
+# assert; a bad kernel faults or crashes). "crash" and "warning" say too little to disagree with.
+_CLASS_GROUPS = (
+    frozenset({"nan", "device-assert", "garbage-output", "empty-output", "accuracy"}),
+    frozenset({"illegal-memory-access", "device-assert", "crash"}),
+    frozenset({"hang", "slow"}),
+    frozenset({"oom"}),
+)
+_VAGUE = frozenset({"crash", "warning"})
 
 
-def is_confident(best_line: float, best_cosine: float, context: float | None) -> tuple[bool, str]:
+def class_agreement(user: frozenset[str], recorded: frozenset[str]) -> float | None:
+    """1.0 when the user's error classes and the case's overlap or are related, 0.0 when they
+    contradict (an OOM is not an illegal memory access), None when either side says too little."""
+    u, r = user - _VAGUE, recorded - _VAGUE
+    if not u or not r:
+        return None
+    if u & r:
+        return 1.0
+    for group in _CLASS_GROUPS:
+        if u & group and r & group:
+            return 1.0
+    return 0.0
+
+
+def combine(relevance: float, context: float | None, classes: float | None = None) -> float:
+    """Final score: text relevance, weighted by deployment context and symptom-class agreement."""
+    score = relevance
+    if context is not None:
+        score *= 0.45 + 0.55 * context
+    if classes is not None:
+        score *= 0.7 + 0.3 * classes
+    return score
+
+
+def is_confident(
+    best_line: float,
+    best_cosine: float,
+    context: float | None,
+    *,
+    coverage: float = 0.0,
+    classes: float | None = None,
+) -> tuple[bool, str]:
     """Absolute evidence that the best match is the answer, and the sentence that says why (not)."""
     if best_line >= LINE_SHARED:
         return True, "the log shares an error line with a recorded case"
+    if classes == 0.0:
+        return False, (
+            "the closest recorded case shows another kind of failure; "
+            "the cases below are the nearest, not a diagnosis"
+        )
     if best_cosine >= COSINE_CONFIDENT:
         return True, f"the symptoms read like a recorded case (cosine {best_cosine:.2f})"
-    if context is not None and context >= CONTEXT_STRONG and best_cosine >= COSINE_WITH_CONTEXT:
+    if (
+        context is not None
+        and coverage >= CONTEXT_COVERAGE
+        and context >= CONTEXT_STRONG
+        and best_cosine >= COSINE_WITH_CONTEXT
+    ):
         return True, "a recorded case ran the same kind of model on the same kind of GPU"
     return False, (
         "nothing in the knowledge base is close: no shared error line, best similarity "

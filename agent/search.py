@@ -18,11 +18,13 @@ POOL = 50  # candidates taken from each retriever before fusion
 
 @dataclass(frozen=True)
 class Evidence:
-    """Per-query absolute evidence, for the confidence decision."""
+    """Per-query absolute evidence about the best match, for the confidence decision."""
 
     best_line: float
     best_cosine: float
     best_context: float | None
+    context_coverage: float = 0.0
+    classes: float | None = None  # agreement of symptom classes, see match.class_agreement
 
 
 class Searcher:
@@ -131,7 +133,10 @@ class Searcher:
         context_funcs: tuple[Callable, Callable] | None = None,
     ) -> tuple[list[Match], Evidence]:
         """Rank findings for a query. ``use`` selects retrievers (the evaluation compares them)."""
-        query_text = "\n".join(ln.text for ln in triage.lines) or text
+        errors = [ln for ln in triage.lines if ln.cls] or list(triage.lines)
+        query_text = "\n".join(ln.text for ln in errors) or text
+        user_classes = frozenset(ln.cls for ln in errors if ln.cls)
+        triage = Triage(tuple(errors), triage.total_lines)
         lines = self.by_lines(triage) if "lines" in use else {}
         bm25 = self.by_bm25(query_text) if "bm25" in use else []
         cos = self.by_embedding(query_text[:4000]) if "embedding" in use else {}
@@ -151,17 +156,18 @@ class Searcher:
             context_funcs = (trait_similarity, sm_similarity)
         trait_sim, sm_sim = context_funcs
 
-        scored: list[tuple[float, str, M.ContextScore]] = []
+        scored: list[tuple[float, str, M.ContextScore, float | None]] = []
         for fid, rel in fused.items():
             finding = self.findings.get(fid)
             if finding is None:
                 continue
             cs = M.context_score(ctx, finding, self.traits_of(finding), trait_sim, sm_sim)
-            scored.append((M.combine(rel, cs.score), fid, cs))
+            agree = M.class_agreement(user_classes, frozenset(s.cls for s in finding.symptoms))
+            scored.append((M.combine(rel, cs.score, agree), fid, cs, agree))
         scored.sort(key=lambda t: (-t[0], t[1]))
 
         matches = []
-        for score, fid, cs in scored[:top]:
+        for score, fid, cs, _agree in scored[:top]:
             reasons: list[str] = []
             hit = lines.get(fid)
             if hit is not None and hit.score >= M.LINE_SHARED:
@@ -181,10 +187,12 @@ class Searcher:
             )
             matches.append(Match(self.findings[fid], round(score, 4), tuple(reasons), signals))
 
-        top_fid = scored[0][1]
+        _, top_fid, top_cs, top_agree = scored[0]
         evidence = Evidence(
             best_line=lines[top_fid].score if top_fid in lines else 0.0,
             best_cosine=cos.get(top_fid, 0.0),
-            best_context=scored[0][2].score,
+            best_context=top_cs.score,
+            context_coverage=top_cs.coverage,
+            classes=top_agree,
         )
         return matches, evidence
