@@ -36,7 +36,7 @@ def proposal_dict(p: Proposal) -> dict:
         "reasons": list(p.match.reasons),
         "sources": [source_url(s) for s in f.sources],
         "path": f.path,
-        "root_cause": f.root_cause,
+        "root_cause": unwrap(f.root_cause) if f.root_cause else None,
         "changes": [change_dict(c) for c in p.changes],
         "alternatives": [[change_dict(c) for c in alt] for alt in p.alternatives],
         "translated_from": p.translated_from,
@@ -68,6 +68,17 @@ def answer_dict(a: Answer) -> dict:
         },
         "warnings": list(a.warnings),
     }
+
+
+def unwrap(text: str) -> str:
+    """Join a Markdown paragraph's hard-wrapped lines; paragraphs stay apart."""
+    return "\n\n".join(" ".join(p.split()) for p in text.strip().split("\n\n") if p.strip())
+
+
+def reflow(text: str) -> str:
+    """Markdown paragraphs as single lines (the terminal wraps them), blank lines kept."""
+    paragraphs = [" ".join(p.split()) for p in text.strip().split("\n\n")]
+    return "\n\n  ".join(p for p in paragraphs if p)
 
 
 _ACTION_STYLE = {"add": "green", "change": "yellow", "remove": "red"}
@@ -116,7 +127,7 @@ def render_answer(a: Answer, console) -> None:
     lines.append("[bold]Why it matches[/bold]")
     lines += [f"  • {escape(r)}" for r in best.match.reasons] or ["  • (weak evidence)"]
     if f.root_cause:
-        lines += ["", "[bold]Root cause[/bold]", f"  {escape(f.root_cause)}"]
+        lines += ["", "[bold]Root cause[/bold]", f"  {escape(reflow(f.root_cause))}"]
     lines += ["", "[bold]What to change[/bold]" + (
         "" if best.command or a.context.command else " [dim](the case's whole fix: no current command given)[/dim]"
     )]
