@@ -1,0 +1,38 @@
+"""The public evaluation set stays valid: every expected finding and log exists, ids are unique."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+KINDS = {"seed", "paraphrase", "other-rank", "log", "other-model-same-arch", "question", "negative"}
+
+
+def _queries():
+    lines = (ROOT / "eval" / "queries.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def test_queries_are_well_formed_and_point_at_real_findings():
+    queries = _queries()
+    ids = [q["id"] for q in queries]
+    assert len(ids) == len(set(ids))
+    for q in queries:
+        assert q["kind"] in KINDS, q["id"]
+        assert bool(q.get("text")) != bool(q.get("log")), q["id"]
+        if q.get("log"):
+            assert (ROOT / q["log"]).is_file(), q["log"]
+        for fid in q["expected"]:
+            assert (ROOT / "findings" / f"{fid}.md").is_file(), (q["id"], fid)
+        if q["kind"] == "negative":
+            assert q["expected"] == [] and q["expected_fix"] == []
+
+
+def test_every_shipped_finding_is_evaluated_and_negatives_exist():
+    queries = _queries()
+    covered = {fid for q in queries for fid in q["expected"]}
+    shipped = {p.stem for p in (ROOT / "findings").glob("*.md") if p.name != "README.md"}
+    assert shipped <= covered, sorted(shipped - covered)
+    assert sum(q["kind"] == "negative" for q in queries) >= 10
+    assert sum(q["kind"] == "seed" for q in queries) == 3
