@@ -51,7 +51,7 @@ def ask_command(
     as_json: JsonOption = False,
 ) -> None:
     from agent.ask import answer, build_context
-    from agent.index import open_index
+    from agent.index import ready_index
     from agent.render import answer_dict, render_answer
     from agent.search import Searcher
     from agent.triage import read_input
@@ -62,7 +62,7 @@ def ask_command(
         model=model, arch=arch, quant=quant, gpu=gpu, framework=framework, cmd=cmd,
         server=server, warnings=warnings,
     )
-    database = open_index(db, findings)
+    database = ready_index(db, findings)
     result = answer(lines, ctx, Searcher(database), top=top, warnings=warnings)
     if as_json:
         import json
