@@ -29,6 +29,14 @@ def _const(value: str) -> Callable[[re.Match[str]], str]:
     return lambda m: value
 
 
+# Four-part versions look like addresses (cuDNN 9.19.0.56, TensorRT 10.0.1.6): the word or pin
+# operator just before the number tells them apart.
+_VERSION_CUE = re.compile(
+    r"(?i)(?:\b(?:cudnn|cublas|cusparselt|tensorrt|trt|nccl|cuda|cutlass|driver|version|ver|release)"
+    r"|==|>=|<=|~=|!=)[\s:=]*$"
+)
+
+
 def _ipv4(m: re.Match[str]) -> str | None:
     text = m.group(0)
     try:
@@ -37,6 +45,8 @@ def _ipv4(m: re.Match[str]) -> str | None:
         return None
     if ip.is_loopback or ip.is_unspecified:
         return None  # 127.0.0.1 and 0.0.0.0 say nothing about anyone's network
+    if _VERSION_CUE.search(m.string[max(0, m.start() - 24) : m.start()]):
+        return None
     return "<ip>"
 
 
@@ -55,10 +65,22 @@ def _keep_secret_name(m: re.Match[str]) -> str:
     return f"{m.group(1)}<redacted>"
 
 
+# What follows '@' in a pin rather than a login: a tag, a commit, a digest.
+_REVISION = re.compile(r"v?\d[\w.]*|sha\d+", re.IGNORECASE)
+
+
 def _user_host(m: re.Match[str]) -> str | None:
     host = m.group(2)
     if host.lower() in PUBLIC_HOSTS:
         return None
+    before = m.string[m.start() - 1] if m.start() else ""
+    if before in "/:":
+        return None  # org/repo@rev, repo.git@tag, image:tag@sha256: a pinned revision
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        if _REVISION.fullmatch(host):
+            return None
     return "<user>@<host>"
 
 

@@ -74,3 +74,34 @@ def test_replacements_report_lines_and_mask_secret_previews():
     secret = next(r for r in found if r.kind in ("hf-token", "env-secret"))
     assert "abcdefghijklmnop" not in secret.preview()
     assert find_secrets(out) == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "vLLM 0.25.1, torch 2.11.0+cu130 (bundles cuDNN 9.19.0.56), FlashInfer 0.6.13",
+        "TensorRT 10.0.1.6 with NCCL version 2.21.5",
+        "pip install nvidia-cudnn-cu12==9.1.0.70",
+        "pip install git+https://github.com/sgl-project/sglang.git@v0.5.9#subdirectory=python",
+        "built from vllm-project/vllm@4559c43a9",
+        "docker pull lmsysorg/sglang:v0.5.9-cu129@sha256:0123abcd",
+        "uv pip install torch@2.9.1",
+    ],
+)
+def test_versions_and_pinned_revisions_are_not_addresses(text):
+    out, found = redact(text)
+    assert out == text and found == ()
+
+
+@pytest.mark.parametrize(
+    "text, secret",
+    [
+        ("MASTER_ADDR=10.0.0.1 torchrun train.py", "10.0.0.1"),
+        ("cuDNN 9.1.0.70 loaded; peer 10.1.2.3 refused", "10.1.2.3"),
+        ("ssh ubuntu@gpu-node-3 'nvidia-smi'", "ubuntu@gpu-node-3"),
+        ("ssh admin@10.1.230.174", "10.1.230.174"),
+    ],
+)
+def test_addresses_next_to_versions_are_still_redacted(text, secret):
+    out, _ = redact(text)
+    assert secret not in out

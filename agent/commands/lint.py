@@ -1,0 +1,72 @@
+"""``deploykb lint``: check finding files, one ``path:line: message`` per problem."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from agent.app import JsonOption, app
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agent.lint import Problem
+
+LINT_HELP = """Check finding files: required fields, status, symptom classes, id = file name,
+duplicate ids, unredacted secrets and addresses (errors); flags unknown to the registry for the
+finding's framework and sources that are not links (warnings). Exits 1 on errors (with --strict,
+on warnings too). README.md is skipped.
+
+Example: deploykb lint findings/
+"""
+
+
+@app.command("lint", help=LINT_HELP)
+def lint_command(
+    paths: Annotated[
+        Optional[list[Path]],
+        typer.Argument(help="Finding files or folders. Default: findings/.", show_default=False),
+    ] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Fail on warnings too.")] = False,
+    json_out: JsonOption = False,
+) -> None:
+    from agent.lint import default_paths, lint_paths
+
+    report = lint_paths(list(paths) if paths else default_paths())
+    if json_out:
+        typer.echo(
+            json.dumps(
+                {
+                    "files": report.files,
+                    "errors": [_problem_dict(p) for p in report.errors],
+                    "warnings": [_problem_dict(p) for p in report.warnings],
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+    else:
+        for p in report.errors:
+            typer.echo(_line(p, "error"))
+        for p in report.warnings:
+            typer.echo(_line(p, "warning"))
+        typer.echo(_summary(report.files, len(report.errors), len(report.warnings)), err=True)
+    if report.failed(strict):
+        raise typer.Exit(1)
+
+
+def _line(p: Problem, severity: str) -> str:
+    loc = f"{p.path}:{p.line}" if p.line else p.path
+    return f"{loc}: {severity}: {p.message}"
+
+
+def _problem_dict(p: Problem) -> dict[str, object]:
+    return {"path": p.path, "line": p.line, "message": p.message}
+
+
+def _summary(files: int, errors: int, warnings: int) -> str:
+    def n(count: int, word: str) -> str:
+        return f"{count} {word}{'' if count == 1 else 's'}"
+
+    return f"{n(files, 'file')} checked: {n(errors, 'error')}, {n(warnings, 'warning')}"

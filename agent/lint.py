@@ -1,0 +1,367 @@
+"""``lint``: check finding files before they are shared, each problem as ``path:line: message``.
+
+Errors (the file is wrong or unsafe to publish): a missing required field, an unknown status or
+symptom class, an id that is not the file name, the same id in two files, a secret or private
+address left in the text, and anything the parser rejects. Warnings (worth a look): flags the
+registry does not know for the finding's framework, sources that are not links, and the parser's
+own warnings.
+
+``lint_text`` is pure (text in, problems out); ``lint_paths`` reads the files and adds the
+checks across files.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from kb.errors import CommandParseError, DeployKBError, FindingError
+from kb.records import STATUSES, SYMPTOM_CLASSES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agent.registry import Registry
+
+ERROR = "error"
+WARNING = "warning"
+REQUIRED = ("id", "title", "status")
+
+_URL = re.compile(r"^https?://[^\s/]+\.[^\s]+$")
+_GITHUB_REF = re.compile(r"^[\w.-]+/[\w.-]+#\d+$")
+# a path to a file: no spaces, last part has an extension (shared/seeds/003_x.txt, FINDINGS.md)
+_FILE_PATH = re.compile(
+    r"^(?:~|\.{1,2})?/?(?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.[A-Za-z0-9]{1,8}(?::\d+)?$"
+)
+_FLAG_NAME = re.compile(r"^(-{1,2}[\w.-]+)")
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str
+    line: int | None
+    message: str
+    severity: str = ERROR  # "error" | "warning"
+
+    def __str__(self) -> str:
+        loc = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{loc}: {self.message}"
+
+
+@dataclass(frozen=True)
+class FileLint:
+    """The problems of one file and the ids it defines (with the line of each ``id:``)."""
+
+    problems: tuple[Problem, ...]
+    ids: tuple[tuple[str, int | None], ...] = ()
+
+
+@dataclass(frozen=True)
+class LintReport:
+    errors: tuple[Problem, ...]
+    warnings: tuple[Problem, ...]
+    files: int
+
+    def failed(self, strict: bool = False) -> bool:
+        return bool(self.errors or (strict and self.warnings))
+
+
+# --- one file ----------------------------------------------------------------------------------
+
+
+def lint_text(text: str, path: str, registry: Registry | None = None) -> FileLint:
+    """Every problem in one finding file (front matter or free-form notes)."""
+    from kb.parse import parse_text
+    from kb.redact import find_secrets
+
+    path = str(path)
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    out = _Collector(path)
+    for r in find_secrets(text):
+        out.error(
+            r.line,
+            f"unredacted {r.kind} '{r.preview()}': replace it with {r.replacement} "
+            "(`deploykb add` redacts automatically)",
+        )
+
+    lines = text.split("\n")
+    front = _front_matter(lines)
+    ids: list[tuple[str, int | None]] = []
+    data: Any = None
+    keys: dict[str, int] = {}
+    if front is not None:
+        try:
+            data, keys = _load(front)
+        except yaml.YAMLError:
+            data = None  # the parser below reports it with its line
+        if isinstance(data, Mapping):
+            _check_fields(data, keys, out, registry)
+            fid = data.get("id")
+            if isinstance(fid, str) and fid.strip():
+                ids.append((fid.strip(), keys.get("id")))
+
+    try:
+        result = parse_text(text, path)
+    except FindingError as exc:
+        if not out.has_error_at(exc.line or 1):
+            out.error(exc.line, exc.message)
+    else:
+        for w in result.warnings:
+            if front is not None and "does not match the file name" in w.message:
+                continue  # reported as an error above
+            out.warning(w.line, w.message)
+        if front is None:
+            ids += [(f.id, f.line) for f in result.findings]
+    return FileLint(out.sorted(), tuple(ids))
+
+
+def _front_matter(lines: list[str]) -> list[str] | None:
+    """The YAML lines between the opening and closing ``---``, or None without front matter."""
+    if not lines or lines[0].rstrip() != "---":
+        return None
+    for i in range(1, len(lines)):
+        if lines[i].rstrip() == "---":
+            return lines[1:i]
+    return None
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe YAML; dates stay strings (the parser checks them)."""
+
+
+_Loader.add_constructor(
+    "tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node)
+)
+
+
+def _load(front: list[str]) -> tuple[Any, dict[str, int]]:
+    """The front matter as data, and the file line of every key and list item
+    (``"status"``, ``"fix.add.0"``, ``"symptoms.1.class"``; the YAML starts on line 2)."""
+    loader = _Loader("\n".join(front))
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    finally:
+        loader.dispose()
+    keys: dict[str, int] = {}
+
+    def walk(n: Any, prefix: str) -> None:
+        if isinstance(n, yaml.MappingNode):
+            for k, v in n.value:
+                name = f"{prefix}{k.value}"
+                keys.setdefault(name, k.start_mark.line + 2)
+                walk(v, name + ".")
+        elif isinstance(n, yaml.SequenceNode):
+            for i, item in enumerate(n.value):
+                keys[f"{prefix}{i}"] = item.start_mark.line + 2
+                walk(item, f"{prefix}{i}.")
+
+    if node is not None:
+        walk(node, "")
+    return data, keys
+
+
+class _Collector:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.items: list[Problem] = []
+
+    def error(self, line: int | None, message: str) -> None:
+        self.items.append(Problem(self.path, line, message, ERROR))
+
+    def warning(self, line: int | None, message: str) -> None:
+        self.items.append(Problem(self.path, line, message, WARNING))
+
+    def has_error_at(self, line: int) -> bool:
+        return any(p.severity == ERROR and (p.line or 1) == line for p in self.items)
+
+    def sorted(self) -> tuple[Problem, ...]:
+        return tuple(sorted(self.items, key=lambda p: (p.line or 0, p.severity)))
+
+
+def _check_fields(
+    d: Mapping[str, Any], keys: dict[str, int], out: _Collector, registry: Registry | None
+) -> None:
+    for key in REQUIRED:
+        value = d.get(key)
+        if key not in d:
+            out.error(1, f"missing required field '{key}'")
+        elif value is None or (isinstance(value, str) and not value.strip()):
+            out.error(keys.get(key), f"required field '{key}' is empty")
+
+    status = d.get("status")
+    if isinstance(status, str) and status.strip() and status.strip() not in STATUSES:
+        out.error(
+            keys.get("status"),
+            f"status '{status.strip()}' is not one of: {', '.join(STATUSES)}",
+        )
+
+    fid = d.get("id")
+    stem = Path(out.path).name.removesuffix(".md")
+    if isinstance(fid, str) and fid.strip() and fid.strip() != stem:
+        out.error(
+            keys.get("id"),
+            f"id '{fid.strip()}' does not match the file name; rename the file to "
+            f"{fid.strip()}.md or change the id",
+        )
+
+    symptoms = d.get("symptoms")
+    if isinstance(symptoms, list):
+        for i, s in enumerate(symptoms):
+            cls = s.get("class") if isinstance(s, Mapping) else None
+            if isinstance(cls, str) and cls not in SYMPTOM_CLASSES:
+                out.error(
+                    keys.get(f"symptoms.{i}.class", keys.get(f"symptoms.{i}")),
+                    f"symptom class '{cls}' is not one of: {', '.join(SYMPTOM_CLASSES)}",
+                )
+
+    sources = d.get("sources")
+    if isinstance(sources, list):
+        for i, src in enumerate(sources):
+            if isinstance(src, str) and src.strip() and not is_link(src):
+                out.warning(
+                    keys.get(f"sources.{i}", keys.get("sources")),
+                    f"source '{_short(src.strip())}' is not a link: use a URL, owner/repo#N "
+                    "or a path to a file",
+                )
+
+    _check_flags(d, keys, out, registry)
+
+
+def is_link(source: str) -> bool:
+    """A URL, a GitHub ``owner/repo#N`` reference, or a path ending in a file name."""
+    s = source.strip()
+    return bool(_URL.match(s) or _GITHUB_REF.match(s) or _FILE_PATH.match(s))
+
+
+def _short(text: str, n: int = 60) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+# --- flags -------------------------------------------------------------------------------------
+
+
+def _check_flags(
+    d: Mapping[str, Any], keys: dict[str, int], out: _Collector, registry: Registry | None
+) -> None:
+    from agent.flags import parse_command, parse_fix_item
+    from agent.registry import load_registry, normalize_framework
+
+    fw_block = d.get("framework")
+    name = fw_block.get("name") if isinstance(fw_block, Mapping) else None
+    fw = normalize_framework(name) if isinstance(name, str) else None
+    if fw is None:
+        return
+    reg = registry or load_registry()
+
+    def unknown(flag: str, line: int | None) -> None:
+        out.warning(line, f"flag '{flag}' is not a known {fw} flag (not in the flag registry)")
+
+    def check_item(item: Any, key: str, flags_only: bool = False) -> None:
+        if not isinstance(item, str) or not item.strip():
+            return
+        if flags_only and not item.strip().startswith("-"):
+            return  # free text ("disabling CUDA graphs") is fine in tried_without_effect
+        try:
+            changes = parse_fix_item(item, fw, registry=reg)
+        except CommandParseError:
+            return  # a fix item the parser does not read is reported by ask, not here
+        for c in changes:
+            if c.kind != "flag" or (c.note == "config" and fw != "tensorrt-llm"):
+                continue
+            if not reg.is_known(c.name, fw):
+                m = _FLAG_NAME.match(c.text.strip())
+                unknown(m.group(1) if m else c.name, keys.get(key))
+
+    fixes: list[tuple[str, Any]] = [("fix", d.get("fix"))]
+    alts = d.get("alternatives")
+    if isinstance(alts, list):
+        fixes += [(f"alternatives.{i}", a) for i, a in enumerate(alts)]
+    for prefix, fix in fixes:
+        if not isinstance(fix, Mapping):
+            continue
+        for field in ("add", "remove"):
+            items = fix.get(field)
+            if isinstance(items, list):
+                for i, item in enumerate(items):
+                    check_item(item, f"{prefix}.{field}.{i}")
+    tried = d.get("tried_without_effect")
+    if isinstance(tried, list):
+        for i, item in enumerate(tried):
+            check_item(item, f"tried_without_effect.{i}", flags_only=True)
+
+    for key in ("failing_command", "working_command"):
+        cmd = d.get(key)
+        if not isinstance(cmd, str) or not cmd.strip():
+            continue
+        try:
+            cfg = parse_command(cmd, fw, source=key, registry=reg)
+        except CommandParseError as exc:
+            out.warning(keys.get(key), str(exc))
+            continue
+        for flag in cfg.flags:
+            if not reg.is_known(flag.name, cfg.framework or fw):
+                m = _FLAG_NAME.match(flag.written.strip())
+                unknown(m.group(1) if m else flag.name, keys.get(key))
+
+
+# --- many files --------------------------------------------------------------------------------
+
+
+def finding_paths(paths: Sequence[Path]) -> list[Path]:
+    """The ``*.md`` files under ``paths`` (folders walked, README.md and hidden folders skipped)."""
+    from kb.ingest import finding_files
+
+    return [p for p in finding_files(list(paths)) if p.name != "README.md"]
+
+
+def lint_paths(paths: Sequence[Path], registry: Registry | None = None) -> LintReport:
+    """Lint every finding file under ``paths``, then look for ids defined twice."""
+    files = finding_paths(paths)
+    problems: list[Problem] = []
+    owner: dict[str, str] = {}
+    for p in files:
+        name = str(p)
+        try:
+            data = p.read_bytes()
+        except OSError as exc:
+            problems.append(Problem(name, None, f"cannot read ({exc.strerror})"))
+            continue
+        if b"\x00" in data:
+            problems.append(Problem(name, None, "binary file, not Markdown"))
+            continue
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            problems.append(Problem(name, line, "not UTF-8 text"))
+            continue
+        result = lint_text(text, name, registry)
+        problems += result.problems
+        for fid, line in result.ids:
+            loc = owner.get(fid)
+            if loc is None:
+                owner[fid] = f"{name}:{line}" if line else name
+            else:
+                problems.append(Problem(name, line, f"duplicate id '{fid}' (also in {loc})"))
+    return _report(problems, len(files))
+
+
+def _report(problems: Iterable[Problem], files: int) -> LintReport:
+    items = list(problems)
+    return LintReport(
+        errors=tuple(p for p in items if p.severity == ERROR),
+        warnings=tuple(p for p in items if p.severity == WARNING),
+        files=files,
+    )
+
+
+def default_paths() -> list[Path]:
+    """``findings/`` of the current directory."""
+    local = Path("findings")
+    if not local.is_dir():
+        raise DeployKBError("no findings/ folder here; pass the folders or files to lint")
+    return [local]

@@ -1,0 +1,622 @@
+"""``deploykb add``: from a failing log and two commands to a safe, indexed, shareable finding."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import agent.cli  # noqa: F401  (registers every command)
+from agent import add as A
+from agent.app import app
+from agent.flags import parse_command
+from agent.lint import lint_paths
+from kb.errors import InputError
+from kb.parse import parse_file, parse_text
+from kb.records import Fix, SalientLine, Symptom, Triage
+from kb.write import render_finding
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ADD = FIXTURES / "add"
+LOG = ADD / "glm5-server.log"
+FAILING = (ADD / "glm5-failing.sh").read_text().strip()
+WORKING = (ADD / "glm5-working.sh").read_text().strip()
+GLM5_CONFIG = json.loads((FIXTURES / "configs" / "glm-5.json").read_text())
+SEED_SSH = (
+    "ssh root@10.1.230.174 'journalctl -u sglang-qwen -o cat --no-pager | "
+    'grep -i "fp4\\|nvfp4\\|gemm.*runner\\|cutlass\\|cudnn\\|NaN" | head -15\''
+)
+NEW_ID = "glm-5-nvfp4-sm120-device-assert"
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    """A clean working directory with findings/, a temporary index, the hash embedder, no GPU,
+    no network (config.json of nvidia/GLM-5-NVFP4 comes from the test fixture)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "findings").mkdir()
+    monkeypatch.setenv("DEPLOYKB_DB", str(tmp_path / "state" / "kb.db"))
+    monkeypatch.setenv("DEPLOYKB_EMBEDDER", "hash")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.delenv("DEPLOYKB_FINDINGS", raising=False)
+    monkeypatch.setattr("agent.context.detect_gpu", lambda *a, **k: None)
+
+    def config(model, **kw):
+        if model == "nvidia/GLM-5-NVFP4":
+            return GLM5_CONFIG
+        from kb.errors import ConfigFetchError
+
+        raise ConfigFetchError(
+            f"cannot reach https://huggingface.co to fetch config.json for '{model}'"
+        )
+
+    monkeypatch.setattr("agent.hub.load_model_config", config)
+    return tmp_path
+
+
+def run(*args: str, input: str | None = None):  # noqa: A002
+    return CliRunner().invoke(app, [str(a) for a in args], input=input, catch_exceptions=False)
+
+
+def seed_add(*extra: str, input: str | None = None):
+    return run(
+        "add",
+        "--no-input",
+        "--log",
+        LOG,
+        "--failing-cmd",
+        FAILING,
+        "--working-cmd",
+        WORKING,
+        "--gpu",
+        "RTX PRO 6000",
+        *extra,
+        input=input,
+    )
+
+
+# --- the done-when scenario ----------------------------------------------------------------
+
+
+def test_glm5_seed_becomes_a_clean_finding(env):
+    result = seed_add()
+    assert result.exit_code == 0, result.stderr
+    path = env / "findings" / f"{NEW_ID}.md"
+    assert result.stdout.splitlines()[0] == f"wrote findings/{NEW_ID}.md"
+    assert result.stdout.splitlines()[-1] == f"share it: git add findings/{NEW_ID}.md"
+
+    report = lint_paths([env / "findings"])
+    assert report.errors == () and report.warnings == ()
+
+    text = path.read_text()
+    log = LOG.read_text()
+    for address in re.findall(r"\d{1,3}(?:\.\d{1,3}){3}", log):
+        assert address not in text
+    assert "ssh" not in text
+
+    f = parse_file(path).findings[0]
+    assert render_finding(f) == text  # parses back to the record it was written from
+    assert f.id == NEW_ID and f.status == "works-with-flags"
+    assert f.model == "nvidia/GLM-5-NVFP4" and f.architecture == "glm_moe_dsa"
+    assert (f.hardware.gpu, f.hardware.count, f.hardware.sm) == (
+        "NVIDIA RTX PRO 6000 Blackwell",
+        8,
+        "sm120",
+    )
+    assert f.framework.name == "sglang"
+    assert f.fix == Fix(add=("--fp8-gemm-backend cutlass",))
+    assert (f.failing_command, f.working_command) == (FAILING, WORKING)
+    assert [s.cls for s in f.symptoms] == ["device-assert", "warning", "crash"]
+    assert f.symptoms[0].text == (
+        "Assertion `probability tensor contains either `inf`, `nan` or element < 0` failed."
+    )
+
+    from kb.store import get_finding, load_findings, open_db
+
+    db = open_db(env / "state" / "kb.db")  # indexed at once, beside the shipped findings
+    assert get_finding(db, NEW_ID).fix == f.fix
+    assert "glm5-nvfp4-sm120-deepgemm-ue8m0-nan" in {x.id for x in load_findings(db)}
+    db.close()
+
+
+@pytest.mark.model
+def test_new_finding_is_the_top_answer_of_ask_for_the_same_log(env, monkeypatch):
+    # `ask` embeds with the bundled model, so the index is built with it (the shipped findings
+    # plus the new one) and `ask` finds it current.
+    monkeypatch.setenv("DEPLOYKB_EMBEDDER", "auto")
+    added = seed_add()
+    assert added.exit_code == 0, added.stderr
+    asked = run("ask", "--log", LOG, "--json")
+    assert asked.exit_code == 0, asked.stderr
+    assert json.loads(asked.stdout)["matches"][0]["id"] == NEW_ID
+
+
+def test_finding_parses_back_to_the_same_record():
+    draft = A.Draft(
+        id="x-sm120-nan",
+        title="X on B200: NaN, fixed by --a 1",
+        status="works-with-flags",
+        date="2026-02-19",
+        model="org/X",
+        gpu="NVIDIA B200",
+        gpu_count=8,
+        sm="sm100",
+        framework="sglang",
+        framework_version="0.5.9",
+        symptoms=(Symptom("nan", 'a "quoted" `line` with: colons'),),
+        root_cause="Two lines\nof cause.",
+        fix=Fix(add=("--a 1",), remove=("--b",), env=("X=1",), pins=("pkg==1.2",)),
+        tried=("--c 2",),
+        failing_command="python -m sglang.launch_server --b",
+        working_command="X=1 python -m sglang.launch_server --a 1",
+        sources=("org/repo#1",),
+        related=("other",),
+        tags=("moe",),
+        notes="Checked twice.",
+    )
+    f = A.build_finding(draft)
+    back = parse_text(render_finding(f), "x-sm120-nan.md").findings[0]
+    assert replace(back, path=None, line=None) == f
+
+
+# --- redaction -----------------------------------------------------------------------------
+
+
+def test_seed_ssh_command_in_notes_is_redacted_and_reported(env):
+    result = seed_add("--notes", f"found with {SEED_SSH}")
+    assert result.exit_code == 0, result.stderr
+    text = (env / "findings" / f"{NEW_ID}.md").read_text()
+    assert "10.1.230.174" not in text and "root@" not in text
+    assert "found with ssh <user>@<host> 'journalctl -u sglang-qwen" in text
+    assert "  notes: ssh-user-host root@10.1.230.174 -> <user>@<host>" in result.stderr.splitlines()
+
+
+def test_addresses_in_log_lines_and_commands_are_redacted(env, tmp_path):
+    log = tmp_path / "nccl.log"
+    log.write_text(
+        "[2026-03-01 10:00:00 TP1] RuntimeError: NCCL error: remote process exited, "
+        "peer gpu-node-07.cluster.internal 192.168.7.21:29500\n"
+    )
+    result = run(
+        "add",
+        "--no-input",
+        "--log",
+        log,
+        "--title",
+        "NCCL peer exit",
+        "--status",
+        "broken",
+        "--failing-cmd",
+        "python -m sglang.launch_server --model-path /home/alice/glm5 --tp 2 "
+        "--dist-init-addr 192.168.7.21:5000",
+        "--working-cmd",
+        "python -m sglang.launch_server --model-path /home/alice/glm5 --tp 2 "
+        "--dist-init-addr 192.168.7.21:5000 --disable-custom-all-reduce",
+    )
+    assert result.exit_code == 0, result.stderr
+    text = next((tmp_path / "findings").glob("*.md")).read_text()
+    for secret in ("192.168.7.21", "gpu-node-07", "alice"):
+        assert secret not in text
+    assert "--dist-init-addr <ip>:5000" in text
+    assert "symptoms[1]: hostname gpu-node-07.cluster.internal -> <host>" in result.stderr
+
+
+def test_no_redact_keeps_the_text_as_written(env):
+    result = seed_add("--notes", SEED_SSH, "--no-redact")
+    assert result.exit_code == 0, result.stderr
+    assert "root@10.1.230.174" in (env / "findings" / f"{NEW_ID}.md").read_text()
+    assert "before writing" not in result.stderr
+    assert "unredacted ssh-user-host 'root@10.1.230.174'" in result.stderr  # lint will say so
+
+
+# --- prompts -------------------------------------------------------------------------------
+
+
+def test_prompts_fill_in_what_options_and_derivation_left(env, monkeypatch):
+    monkeypatch.setattr(
+        "agent.context.detect_gpu", lambda *a, **k: ("NVIDIA RTX PRO 6000 Blackwell", "sm120")
+    )
+    answers = [
+        "",  # model: keep nvidia/GLM-5-NVFP4 (from the working command)
+        "",  # GPU: keep 8x NVIDIA RTX PRO 6000 Blackwell (nvidia-smi + --tp 8)
+        "",  # framework: keep sglang
+        "main",  # framework version
+        "y",  # keep the symptoms found in the log
+        "nan: logits became NaN at the first decode step",
+        "",  # no more symptoms
+        "DeepGEMM with a checkpoint whose scale format is not ue8m0.",  # root cause
+        "y",  # keep the fix found from the two commands
+        "remove --kv-cache-dtype",
+        "",  # no more changes
+        "--attention-backend triton",  # tried without effect
+        "--attention-backend flashmla_sparse",
+        "",
+        "fixed",  # status: not valid, asked again
+        "",  # status: accept the default (works-with-flags)
+        "sgl-project/sglang#14311",  # sources
+        "",
+        "",  # notes: none
+        "",  # title: accept the default
+    ]
+    result = run(
+        "add",
+        "--log",
+        LOG,
+        "--failing-cmd",
+        FAILING,
+        "--working-cmd",
+        WORKING,
+        input="\n".join(answers) + "\n",
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "'fixed' is not one of: works, works-with-flags, broken, partial" in result.stdout
+    f = parse_file(env / "findings" / f"{NEW_ID}.md").findings[0]
+    assert f.framework.version == "main"
+    assert (f.hardware.count, f.hardware.sm) == (8, "sm120")
+    assert f.symptoms[-1] == Symptom("nan", "logits became NaN at the first decode step")
+    assert f.root_cause == "DeepGEMM with a checkpoint whose scale format is not ue8m0."
+    assert f.fix == Fix(add=("--fp8-gemm-backend cutlass",), remove=("--kv-cache-dtype",))
+    assert f.tried_without_effect == (
+        "--attention-backend triton",
+        "--attention-backend flashmla_sparse",
+    )
+    assert f.status == "works-with-flags"
+    assert f.sources == ("sgl-project/sglang#14311",)
+    assert f.title == (
+        "GLM-5-NVFP4 on 8x RTX PRO 6000 Blackwell: device-assert, "
+        "fixed by --fp8-gemm-backend cutlass"
+    )
+
+
+def test_typed_model_and_gpu_are_looked_up(env):
+    answers = [
+        "nvidia/GLM-5-NVFP4",  # model: config.json gives the architecture
+        "sm120",  # GPU: a bare SM names no GPU
+        "sglang",
+        "",  # version
+        "y",  # keep the symptoms of the log
+        "",
+        "",  # root cause
+        "--fp8-gemm-backend cutlass",  # nothing derived: typed
+        "",
+        "",  # tried
+        "",  # status: default
+        "",  # sources
+        "",  # notes
+        "GLM-5-NVFP4: NaN at first decode",
+    ]
+    result = run("add", "--log", LOG, input="\n".join(answers) + "\n")
+    assert result.exit_code == 0, result.stderr
+    f = parse_file(env / "findings" / f"{NEW_ID}.md").findings[0]
+    assert (f.model, f.architecture) == ("nvidia/GLM-5-NVFP4", "glm_moe_dsa")
+    assert (f.hardware.gpu, f.hardware.sm) == (None, "sm120")
+    assert f.fix == Fix(add=("--fp8-gemm-backend cutlass",)) and f.status == "works-with-flags"
+    assert f.title == "GLM-5-NVFP4: NaN at first decode"
+
+
+def test_from_ask_links_the_case_that_helped_and_prefills_context(env):
+    result = run(
+        "add",
+        "--no-input",
+        "--from-ask",
+        ADD / "ask-glm5.json",
+        "--title",
+        "GLM-5 again",
+    )
+    assert result.exit_code == 0, result.stderr
+    f = parse_file(env / "findings" / f"{NEW_ID}.md").findings[0]
+    assert f.related == ("glm5-nvfp4-sm120-deepgemm-ue8m0-nan",)
+    assert (f.model, f.hardware.gpu, f.hardware.sm) == (
+        "nvidia/GLM-5-NVFP4",
+        "NVIDIA RTX PRO 6000 Blackwell",
+        "sm120",
+    )
+    assert (f.framework.name, f.framework.version) == ("sglang", "main")
+    assert f.fix == Fix(add=("--fp8-gemm-backend cutlass",))
+    assert [s.cls for s in f.symptoms] == [
+        "device-assert",
+        "crash",
+    ]  # the pasted ssh line is not one
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "Error: --from-ask answer.json: no such file"),
+        (
+            "{not json",
+            "Error: --from-ask answer.json:1: not JSON; save it with `deploykb ask --json`",
+        ),
+        (
+            '{"findings": []}',
+            "Error: --from-ask answer.json: not a saved `deploykb ask --json` answer "
+            "(no 'matches' list)",
+        ),
+    ],
+)
+def test_bad_saved_answer_is_refused(env, content, message):
+    if content is not None:
+        (env / "answer.json").write_text(content)
+    result = run("add", "--no-input", "--from-ask", "answer.json", "--title", "t")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == message
+    assert list((env / "findings").iterdir()) == []
+
+
+@pytest.mark.parametrize("how", ["eof", "ctrl-c"])
+def test_interrupted_prompts_write_nothing(env, monkeypatch, how):
+    if how == "ctrl-c":
+
+        def interrupt(*a, **k):
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr("typer.prompt", interrupt)
+    result = run(
+        "add", "--log", LOG, "--failing-cmd", FAILING, "--working-cmd", WORKING, input="\n"
+    )
+    assert result.exit_code == 130
+    assert result.stderr.strip().splitlines()[-1] == "Error: interrupted; nothing was written."
+    assert list((env / "findings").iterdir()) == []
+    assert not (env / "state").exists()
+
+
+# --- bad input -----------------------------------------------------------------------------
+
+
+def test_identical_commands_are_refused(env):
+    same = FAILING.replace("--tp 8", "--tp-size=8")  # the same flags, spelt differently
+    result = run("add", "--no-input", "--failing-cmd", FAILING, "--working-cmd", same)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "Error: --working-cmd is identical to --failing-cmd: nothing to record as a fix\n"
+    )
+    assert list((env / "findings").iterdir()) == []
+
+
+def test_status_outside_the_list_is_refused(env):
+    result = seed_add("--status", "fixed")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "Error: --status 'fixed' is not one of: works, works-with-flags, broken, partial\n"
+    )
+    assert list((env / "findings").iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "Error: --log {log}: no such file"),
+        (b"", "Error: empty input: paste an error, a log, or a question"),
+        (b"\x7fELF\x00\x01\x02", "Error: input looks binary ({log}); pass a text log"),
+    ],
+)
+def test_unreadable_log_is_refused(env, content, message):
+    log = env / "server.log"
+    if content is not None:
+        log.write_bytes(content)
+    result = run("add", "--no-input", "--log", "server.log", "--title", "t")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == message.format(log="server.log")
+    assert list((env / "findings").iterdir()) == []
+
+
+def test_log_from_stdin_needs_no_input(env):
+    result = run("add", "--log", "-", input="x")
+    assert result.exit_code == 2
+    assert "--log - reads the log from stdin, so prompts cannot: add --no-input" in result.stderr
+    piped = run(
+        "add",
+        "--no-input",
+        "--log",
+        "-",
+        "--title",
+        "from stdin",
+        "--add-flag=--disable-cuda-graph",
+        input=LOG.read_text(),
+    )
+    assert piped.exit_code == 0, piped.stderr
+    f = parse_file(next((env / "findings").glob("*.md"))).findings[0]
+    assert f.symptoms[0].cls == "device-assert"
+
+
+def test_no_findings_folder_is_an_error(env):
+    (env / "findings").rmdir()
+    result = seed_add()
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: no findings folder: pass --findings DIR")
+
+
+def test_findings_option_chooses_the_folder(env, monkeypatch):
+    team = env / "team"
+    monkeypatch.setenv("DEPLOYKB_FINDINGS", str(team))
+    result = seed_add()
+    assert result.exit_code == 0, result.stderr
+    assert (team / f"{NEW_ID}.md").is_file()
+    assert list((env / "findings").iterdir()) == []
+
+
+def test_what_lint_would_say_is_said_before_writing(env):
+    result = seed_add("--add-flag", "--fp8-gemm-backnd cutlass", "--source", "a chat with Bob")
+    assert result.exit_code == 0, result.stderr
+    lines = (env / "findings" / f"{NEW_ID}.md").read_text().splitlines()
+    flag_line = lines.index("    - --fp8-gemm-backnd cutlass") + 1
+    source_line = lines.index("  - a chat with Bob") + 1
+    assert result.stderr.splitlines()[-2:] == [
+        f"warning: findings/{NEW_ID}.md:{flag_line}: flag '--fp8-gemm-backnd' is not a known "
+        "sglang flag (not in the flag registry)",
+        f"warning: findings/{NEW_ID}.md:{source_line}: source 'a chat with Bob' is not a link: "
+        "use a URL, owner/repo#N or a path to a file",
+    ]
+
+
+# --- never overwrite -----------------------------------------------------------------------
+
+
+def test_existing_file_is_kept_unless_forced_then_backed_up(env):
+    first = seed_add("--id", "glm5-case", "--root-cause", "first version")
+    assert first.exit_code == 0, first.stderr
+    path = env / "findings" / "glm5-case.md"
+    original = path.read_text()
+
+    again = seed_add("--id", "glm5-case", "--root-cause", "second version")
+    assert again.exit_code == 2
+    assert again.stderr == (
+        "Error: findings/glm5-case.md already exists; use --force to replace it "
+        "(the old file is kept as glm5-case.md.bak)\n"
+    )
+    assert path.read_text() == original
+
+    forced = seed_add("--id", "glm5-case", "--root-cause", "second version", "--force")
+    assert forced.exit_code == 0, forced.stderr
+    assert "(the old file is kept as findings/glm5-case.md.bak)" in forced.stdout
+    assert (env / "findings" / "glm5-case.md.bak").read_text() == original
+    assert parse_file(path).findings[0].root_cause == "second version"
+
+
+def test_derived_ids_are_made_unique(env):
+    assert seed_add().exit_code == 0
+    second = seed_add()
+    assert second.exit_code == 0, second.stderr
+    assert (env / "findings" / f"{NEW_ID}-2.md").is_file()
+    assert lint_paths([env / "findings"]).errors == ()
+
+
+def test_json_output_names_the_file_and_the_redactions(env):
+    result = seed_add("--notes", SEED_SSH, "--json")
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["id"] == NEW_ID and out["indexed"] is True and out["backup"] is None
+    assert out["redactions"] == [
+        {
+            "field": "notes",
+            "kind": "ssh-user-host",
+            "preview": "root@10.1.230.174",
+            "replacement": "<user>@<host>",
+        }
+    ]
+
+
+# --- the pure parts ------------------------------------------------------------------------
+
+
+def test_command_diff_keeps_the_working_commands_spelling():
+    failing = parse_command(
+        "NCCL_P2P_DISABLE=1 python -m sglang.launch_server --model-path m --tp=8 "
+        "--mem-fraction-static 0.80 --kv-cache-dtype fp8_e4m3 --attention-backend flashinfer"
+    )
+    working = parse_command(
+        "SGLANG_ENABLE_JIT_DEEPGEMM=0 python -m sglang.launch_server --model-path m --tp-size 8 "
+        "--mem-fraction-static 0.8 --attention_backend=triton --disable-cuda-graph"
+    )
+    assert A.fix_from_commands(failing, working) == Fix(
+        add=("--attention_backend=triton", "--disable-cuda-graph"),
+        remove=("--kv-cache-dtype fp8_e4m3", "NCCL_P2P_DISABLE=1"),
+        env=("SGLANG_ENABLE_JIT_DEEPGEMM=0",),
+    )
+
+
+def test_command_diff_records_an_image_change_as_a_pin():
+    base = "docker run --gpus all {image} python3 -m sglang.launch_server --model-path m --tp 8"
+    failing = parse_command(base.format(image="lmsysorg/sglang:v0.5.8"))
+    working = parse_command(base.format(image="lmsysorg/sglang:v0.5.9-cu129"))
+    assert A.fix_from_commands(failing, working) == Fix(pins=("lmsysorg/sglang:v0.5.9-cu129",))
+
+
+def test_a_command_names_framework_version_model_gpu_count_and_quantization():
+    cfg = parse_command(
+        "docker run --gpus all lmsysorg/sglang:v0.5.9-cu129 python3 -m sglang.launch_server "
+        "--model-path nvidia/GLM-5-NVFP4 --tp 8 --quantization modelopt_fp4"
+    )
+    assert A.draft_from_command(cfg) == A.Draft(
+        framework="sglang",
+        framework_version="v0.5.9-cu129",
+        model="nvidia/GLM-5-NVFP4",
+        gpu_count=8,
+        quantization="modelopt_fp4",
+    )
+
+
+def test_commands_of_two_frameworks_cannot_be_diffed():
+    with pytest.raises(InputError, match="--failing-cmd runs sglang and --working-cmd runs vllm"):
+        A.fix_from_commands(
+            parse_command("python -m sglang.launch_server --model-path m --tp 2"),
+            parse_command("vllm serve m -tp 2"),
+        )
+
+
+def test_symptoms_from_triage_skip_pasted_commands_and_context():
+    tri = Triage(
+        (
+            SalientLine("Assertion `x` failed.", "s1", "device-assert", "assertion"),
+            SalientLine(
+                "$ ssh host 'grep \"hit an exception\" log'", "s2", "crash", "scheduler-exception"
+            ),
+            SalientLine("ValueError: bad shape", "s3", None, "exception"),
+            SalientLine("loading weights", "s4", None, "before-traceback"),
+            SalientLine("Assertion `x` failed.", "s5", "device-assert", "assertion"),
+        )
+    )
+    assert A.symptoms_from_triage(tri) == (
+        Symptom("device-assert", "Assertion `x` failed."),
+        Symptom("crash", "ValueError: bad shape"),
+    )
+
+
+def test_symptom_option_takes_a_class_or_words_that_name_one():
+    from agent.triage import classify
+
+    assert A.parse_symptom("oom: CUDA out of memory", classify) == Symptom(
+        "oom", "CUDA out of memory"
+    )
+    assert A.parse_symptom("torch.OutOfMemoryError: CUDA out of memory", classify).cls == "oom"
+    with pytest.raises(InputError, match="start it with its class, e.g. 'crash: "):
+        A.parse_symptom("the server went quiet", classify)
+
+
+def test_typed_changes_go_to_the_right_list():
+    fix = Fix()
+    for entry in (
+        "--fp8-gemm-backend cutlass",
+        "remove --enable-dp-attention",
+        "NCCL_P2P_DISABLE=1",
+        "flashinfer-python==0.6.1",
+        "lmsysorg/sglang:v0.5.9",
+    ):
+        fix = A.add_change(fix, entry, "sglang")
+    assert fix == Fix(
+        add=("--fp8-gemm-backend cutlass",),
+        remove=("--enable-dp-attention",),
+        env=("NCCL_P2P_DISABLE=1",),
+        pins=("flashinfer-python==0.6.1", "lmsysorg/sglang:v0.5.9"),
+    )
+    with pytest.raises(InputError, match="not a change"):
+        A.add_change(fix, "use the other backend")
+
+
+def test_ids_come_from_model_sm_and_main_symptom():
+    draft = A.Draft(model="nvidia/GLM-5-NVFP4", sm="sm120", symptoms=(Symptom("nan", "x"),))
+    assert A.make_id(draft) == "glm-5-nvfp4-sm120-nan"
+    assert A.make_id(draft, {"glm-5-nvfp4-sm120-nan", "glm-5-nvfp4-sm120-nan-2"}) == (
+        "glm-5-nvfp4-sm120-nan-3"
+    )
+    assert A.make_id(A.Draft(model="/home/alice/models/Qwen3.5-397B/", sm="sm100")) == (
+        "qwen3.5-397b-sm100"
+    )
+    assert A.make_id(A.Draft(title="NCCL hangs on 2x V100")) == "nccl-hangs-on-2x-v100"
+
+
+def test_an_id_used_by_another_indexed_folder_is_refused(env):
+    result = seed_add("--id", "glm5-nvfp4-sm120-deepgemm-ue8m0-nan")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(
+        "Error: --id 'glm5-nvfp4-sm120-deepgemm-ue8m0-nan' is already used by "
+    )
+    assert result.stderr.rstrip().endswith(
+        "findings/glm5-nvfp4-sm120-deepgemm-ue8m0-nan.md; choose another id"
+    )
+    assert list((env / "findings").iterdir()) == []
