@@ -87,9 +87,10 @@ def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
 
 # --- context ---------------------------------------------------------------------------------
 
+# Tried in order: "mxfp4" before the catch-all "fp4" of NVFP4.
 _QUANT_FAMILIES = (
-    ("nvfp4", ("nvfp4", "modelopt_fp4", "fp4")),
     ("mxfp4", ("mxfp4",)),
+    ("nvfp4", ("nvfp4", "modelopt_fp4", "fp4")),
     ("fp8", ("fp8", "w8a8")),
     ("int4", ("int4", "awq", "gptq", "w4a16", "autoround", "compressed-tensors int4")),
 )

@@ -17,6 +17,13 @@ def source_url(source: str) -> str:
     return source
 
 
+def _redacted(text: str) -> str:
+    """Log lines are shown with addresses and secrets masked, so the output can be pasted on."""
+    from kb.redact import redact
+
+    return redact(text)[0]
+
+
 def change_dict(c: FlagChange) -> dict:
     out = {"kind": c.kind, "action": c.action, "name": c.name, "value": c.value, "text": c.text}
     if c.old is not None:
@@ -53,7 +60,7 @@ def answer_dict(a: Answer) -> dict:
         "verdict": a.verdict,
         "matches": [proposal_dict(p) for p in a.proposals],
         "triage": [
-            {"text": ln.text, "class": ln.cls, "count": ln.count, "ranks": list(ln.ranks)}
+            {"text": _redacted(ln.text), "class": ln.cls, "count": ln.count, "ranks": list(ln.ranks)}
             for ln in a.triage.lines
         ],
         "context": {
@@ -111,7 +118,8 @@ def render_answer(a: Answer, console) -> None:
         console.print("[bold]Salient lines from your input[/bold]")
         for ln in a.triage.lines[:5]:
             ranks = f" [dim]({', '.join(ln.ranks)})[/dim]" if ln.ranks else ""
-            console.print(f"  [dim]{ln.cls or '-':<22}[/dim] {escape(ln.text[:200])}{ranks}")
+            text = escape(_redacted(ln.text)[:200])
+            console.print(f"  [dim]{ln.cls or '-':<22}[/dim] {text}{ranks}")
         console.print()
 
     best, rest = a.proposals[0], a.proposals[1:]

@@ -405,6 +405,9 @@ _API_FIELD = re.compile(
 _BARE_GARBAGE = re.compile(r"([!?\ufffd])\1{3,}")
 
 
+_SHELL_PROMPT = re.compile(r"^(?:\$|[\w.-]+@[\w.<>-]+:\S*[$#]|>>>)\s+\S")
+
+
 def _assert_candidates(body: str) -> list[tuple[str, str]]:
     """Assertion texts in one line: (text, kind).
 
@@ -587,6 +590,11 @@ class _Triager:
             if best == 0:
                 body = body[body.find(_ASSERT_CLOSE) :]
         if not text:
+            self._after(own, prefix, best)
+            return
+        if _SHELL_PROMPT.match(text):
+            # a command pasted with its prompt ("$ ssh host 'grep ... Scheduler hit an exception'")
+            # names the error it searches for; it is not the error
             self._after(own, prefix, best)
             return
 

@@ -588,3 +588,17 @@ def test_cli_help_has_an_example(cli):
     result = cli("--help")
     assert result.exit_code == 0
     assert "deploykb triage --log" in result.stdout
+
+
+def test_a_pasted_shell_command_is_not_the_error_it_greps_for():
+    from agent.triage import triage
+
+    result = triage(
+        [
+            "$ ssh 10.1.230.175 'grep -B3 \"Scheduler hit an exception\" ~/sglang-glm5.log'\n",
+            "root@gpu-3:~# grep 'CUDA error: an illegal memory access' server.log\n",
+            "[2026-02-19 00:13:33 TP5] Scheduler hit an exception: Traceback (most recent call last):\n",
+        ]
+    )
+    assert [ln.line for ln in result.lines] == [3]
+    assert all("ssh" not in ln.text and "grep" not in ln.text for ln in result.lines)

@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from agent.app import DbOption, FindingsOption, JsonOption, app
+from agent.commands.kbcmds import EmbedderOption
 
 ASK_HELP = """Match an error, a whole server log or a question against past deployment findings.
 
@@ -48,6 +49,7 @@ def ask_command(
     top: Annotated[int, typer.Option("--top", min=1, max=20, help="How many matches to show.")] = 3,
     db: DbOption = None,
     findings: FindingsOption = None,
+    embedder: EmbedderOption = "auto",
     as_json: JsonOption = False,
 ) -> None:
     from agent.ask import answer, build_context
@@ -62,8 +64,9 @@ def ask_command(
         model=model, arch=arch, quant=quant, gpu=gpu, framework=framework, cmd=cmd,
         server=server, warnings=warnings,
     )
-    database = ready_index(db, findings)
-    result = answer(lines, ctx, Searcher(database), top=top, warnings=warnings)
+    database = ready_index(db, findings, embedder)
+    searcher = Searcher(database, lambda: _load_embedder(embedder))
+    result = answer(lines, ctx, searcher, top=top, warnings=warnings)
     if as_json:
         import json
 
@@ -72,3 +75,9 @@ def ask_command(
     from rich.console import Console
 
     render_answer(result, Console(soft_wrap=False))
+
+
+def _load_embedder(kind: str):
+    from kb.embed import load_embedder
+
+    return load_embedder(kind)

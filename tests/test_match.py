@@ -1,0 +1,372 @@
+"""The matching policy (``agent.match``): pure functions, tested without an index or a model."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent import match as M
+from kb.records import ArchTraits, Finding, Framework, Hardware, QueryContext
+
+ASSERT_LINE = "Assertion `probability tensor contains either `inf`, `nan` or element < 0` failed."
+
+
+def tok(text: str) -> tuple[str, frozenset[str]]:
+    return text, M.tokens(text)
+
+
+# --- tokens ----------------------------------------------------------------------------------
+
+
+def test_tokens_are_lower_case_content_words():
+    assert M.tokens(ASSERT_LINE) == {
+        "assertion", "probability", "tensor", "contains", "either", "inf", "nan", "element",
+        "failed",
+    }  # fmt: skip
+
+
+def test_tokens_drop_masks_numbers_stop_words_and_single_letters():
+    assert M.tokens("Rank<n> at <path> hit <n> errors in a x 8000 of the TP<n> worker") == {
+        "rank", "hit", "errors", "tp", "worker",
+    }  # fmt: skip
+
+
+def test_tokens_keep_flag_and_backend_names_whole():
+    assert M.tokens("use --fp8-gemm-backend cutlass or flashinfer_cutlass v0.5.9") == {
+        "use", "fp8-gemm-backend", "cutlass", "flashinfer_cutlass", "v0.5.9",
+    }  # fmt: skip
+
+
+# --- line_overlap ----------------------------------------------------------------------------
+
+
+def test_a_log_line_that_contains_the_whole_symptom_scores_one():
+    user = [tok(f"[2026-02-19 00:13:33 TP5] TensorCompare.cu: block: thread: {ASSERT_LINE}")]
+    hit = M.line_overlap(user, [tok("Scheduler hit an exception"), tok(ASSERT_LINE)])
+    assert hit is not None
+    assert hit.score == 1.0
+    assert hit.finding_line == ASSERT_LINE
+    assert hit.user_line == user[0][0]
+
+
+def test_line_overlap_is_containment_of_the_symptom_not_of_the_user_line():
+    symptom = [tok(ASSERT_LINE)]  # nine content words
+    noisy = [tok(f"rank TP5 pid 4242 while decoding batch of requests after warmup {ASSERT_LINE}")]
+    assert M.line_overlap(noisy, symptom).score == 1.0
+    assert M.line_overlap(symptom, [tok(f"{ASSERT_LINE} on TP5 during decode")]).score < 1.0
+
+
+def test_a_short_symptom_inside_a_long_line_is_not_a_shared_line():
+    # three words are found in too many lines to identify a case on their own
+    symptom = [tok("DeepGemm ue8m0 checkpoint")]
+    exact = M.line_overlap([tok("deepgemm UE8M0 checkpoint")], symptom)
+    inside = M.line_overlap([tok("loading checkpoint shards, DeepGemm JIT for ue8m0 scales on "
+                                 "Blackwell")], symptom)  # fmt: skip
+    assert exact.score == 1.0
+    assert inside.score < M.LINE_SHARED
+
+
+def test_fewer_than_three_shared_words_is_no_hit():
+    symptom = [tok("illegal memory access encountered during graph capture")]
+    assert M.line_overlap([tok("illegal memory usage")], symptom) is None  # two shared
+    hit = M.line_overlap([tok("illegal memory access")], symptom)  # three shared
+    assert hit is not None and 0 < hit.score < 1
+
+
+def test_short_symptom_lines_never_match():
+    # a two-word symptom is contained in many lines; it must not count as a shared error line
+    assert M.line_overlap([tok("CUDA out of memory while loading")], [tok("out of memory")]) is None
+
+
+def test_a_user_line_that_grazes_a_long_symptom_scores_low():
+    symptom = [tok("RuntimeError: CUDA error: an illegal memory access was encountered in the "
+                   "fused moe kernel during cuda graph replay on rank zero")]  # fmt: skip
+    graze = M.line_overlap([tok("moe kernel replay and some unrelated words here")], symptom)
+    full = M.line_overlap(symptom, symptom)
+    assert graze is not None and full is not None
+    assert graze.score < 0.3 < M.LINE_SHARED <= full.score
+
+
+def test_line_overlap_picks_the_best_pair():
+    user = [tok("NCCL watchdog thread terminated with exception"), tok(ASSERT_LINE)]
+    symptoms = [tok("NCCL watchdog timeout after collective operation ran"), tok(ASSERT_LINE)]
+    hit = M.line_overlap(user, symptoms)
+    assert (hit.user_line, hit.finding_line, hit.score) == (ASSERT_LINE, ASSERT_LINE, 1.0)
+
+
+def test_line_overlap_without_user_words_is_none():
+    assert M.line_overlap([("<n> <n>", frozenset())], [tok(ASSERT_LINE)]) is None
+    assert M.line_overlap([], [tok(ASSERT_LINE)]) is None
+
+
+# --- rrf -------------------------------------------------------------------------------------
+
+
+def test_rrf_first_place_everywhere_scores_one():
+    fused = M.rrf([["a", "b", "c"], ["a", "c"], ["a", "b"]])
+    assert fused["a"] == pytest.approx(1.0)
+    assert fused["b"] < 1.0 and fused["c"] < 1.0
+    assert set(fused) == {"a", "b", "c"}
+
+
+def test_rrf_ignores_empty_rankings_in_the_normalisation():
+    # one retriever found nothing: the other's first place still scores 1.0
+    assert M.rrf([["a", "b"], [], []])["a"] == pytest.approx(1.0)
+    assert M.rrf([[], []]) == {}
+    assert M.rrf([]) == {}
+
+
+def test_rrf_rewards_agreement_and_rank():
+    fused = M.rrf([["a", "b"], ["b", "a"], ["b"]])
+    assert fused["b"] > fused["a"]
+    # a first place in one of three rankings alone is a third of the maximum
+    only = M.rrf([["x"], ["y"], ["y"]])
+    assert only["x"] == pytest.approx(1 / 3)
+
+
+def test_rrf_k_sets_how_fast_rank_matters():
+    flat = M.rrf([["a", "b"]], k=1000)
+    steep = M.rrf([["a", "b"]], k=1)
+    assert steep["b"] < flat["b"] < 1.0
+
+
+# --- model, quantization, classes ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ("nvidia/GLM-5-NVFP4", "GLM-5-NVFP4", 1.0),  # the org does not matter
+        ("nvidia/GLM-5-NVFP4", "glm5_nvfp4", 1.0),  # nor punctuation or case
+        ("moonshotai/Kimi-K2-Thinking", "Kimi-K2-Thinking-NVFP4", 0.75),  # 3 of 4 words
+        ("Qwen/Qwen2.5-7B-Instruct", "meta-llama/Llama-3.1-8B-Instruct", 1 / 6),  # "instruct"
+        ("nvidia/GLM-5-NVFP4", None, 0.0),
+        (None, None, 0.0),
+        ("", "GLM-5", 0.0),
+    ],
+)
+def test_model_similarity(a, b, expected):
+    assert M.model_similarity(a, b) == pytest.approx(expected)
+    assert M.model_similarity(b, a) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("value", "family"),
+    [
+        ("nvfp4 (modelopt_fp4)", "nvfp4"),
+        ("modelopt_fp4", "nvfp4"),
+        ("NVFP4", "nvfp4"),
+        ("mxfp4", "mxfp4"),  # not NVFP4 although it contains "fp4"
+        ("MXFP4 (gpt-oss)", "mxfp4"),
+        ("fp8, kv cache fp8", "fp8"),
+        ("w8a8_fp8", "fp8"),
+        ("awq / w4a16", "int4"),
+        ("gptq int4", "int4"),
+        ("W4A16 (AutoRound)", "int4"),
+        ("bfloat16", "bf16"),
+        ("auto", "bf16"),
+        ("int8", "int8"),  # unknown: itself, lower-cased
+        (None, None),
+        ("", None),
+    ],
+)
+def test_quant_family(value, family):
+    assert M.quant_family(value) == family
+
+
+@pytest.mark.parametrize(
+    ("user", "recorded", "expected"),
+    [
+        ({"nan"}, {"nan", "crash"}, 1.0),  # shared class
+        ({"nan"}, {"device-assert"}, 1.0),  # NaN logits trip the sampler's assert
+        ({"garbage-output"}, {"nan"}, 1.0),
+        ({"illegal-memory-access"}, {"device-assert"}, 1.0),
+        ({"oom"}, {"illegal-memory-access"}, 0.0),  # contradicting kinds of failure
+        ({"hang"}, {"nan"}, 0.0),
+        ({"crash"}, {"oom"}, None),  # "crash" says too little to disagree
+        ({"warning", "crash"}, {"nan"}, None),
+        ({"nan"}, set(), None),
+        (set(), {"nan"}, None),
+    ],
+)
+def test_class_agreement(user, recorded, expected):
+    assert M.class_agreement(frozenset(user), frozenset(recorded)) == expected
+
+
+# --- context_score ---------------------------------------------------------------------------
+
+FINDING = Finding(
+    id="glm5",
+    title="GLM-5 NaN",
+    status="works-with-flags",
+    model="nvidia/GLM-5-NVFP4",
+    architecture="glm_moe_dsa",
+    quantization="nvfp4 (modelopt_fp4)",
+    hardware=Hardware(gpu="NVIDIA RTX PRO 6000 Blackwell", count=8, sm="sm120"),
+    framework=Framework(name="sglang"),
+)
+FINDING_TRAITS = ArchTraits(model_type="glm_moe_dsa", traits=("dsa", "mla", "moe"))
+
+
+class FakeTraits:
+    """``trait_similarity`` stand-in that records its arguments."""
+
+    def __init__(self, sim: float, reasons: tuple[str, ...] = ()) -> None:
+        self.sim, self.reasons, self.calls = sim, reasons, []
+
+    def __call__(self, a, b):  # type: ignore[no-untyped-def]
+        self.calls.append((a, b))
+        return self.sim, self.reasons
+
+
+def fake_sm(table: dict[tuple[str, str], float]):  # type: ignore[no-untyped-def]
+    return lambda a, b: table.get((a, b), 0.0)
+
+
+def score(ctx: QueryContext, finding: Finding = FINDING, traits=None, sm=None) -> M.ContextScore:
+    return M.context_score(
+        ctx, finding, FINDING_TRAITS, traits or FakeTraits(0.0), sm or fake_sm({})
+    )
+
+
+def test_no_context_gives_no_score():
+    cs = score(QueryContext())
+    assert (cs.score, cs.reasons, cs.coverage) == (None, (), 0.0)
+
+
+def test_an_architecture_without_type_or_traits_is_not_context():
+    cs = score(QueryContext(arch=ArchTraits()))
+    assert cs.score is None
+
+
+def test_same_model_alone():
+    cs = score(QueryContext(model="GLM-5-NVFP4"))
+    assert cs.score == pytest.approx(1.0)
+    assert cs.reasons == ("same model (nvidia/GLM-5-NVFP4)",)
+    assert cs.coverage == pytest.approx(0.20)
+
+
+def test_every_dimension_agreeing_scores_one_with_full_coverage():
+    traits = FakeTraits(1.0, ("same architecture (glm_moe_dsa)",))
+    ctx = QueryContext(
+        model="nvidia/GLM-5-NVFP4",
+        arch=ArchTraits(model_type="glm_moe_dsa", traits=("dsa",)),
+        quantization="modelopt_fp4",
+        sm="sm120",
+        framework="SGLang",
+    )
+    cs = score(ctx, traits=traits, sm=fake_sm({("sm120", "sm120"): 1.0}))
+    assert cs.score == pytest.approx(1.0)
+    assert cs.coverage == pytest.approx(1.0)
+    assert cs.reasons == (
+        "same model (nvidia/GLM-5-NVFP4)",
+        "same architecture (glm_moe_dsa)",
+        "same GPU generation (sm120, NVIDIA RTX PRO 6000 Blackwell)",
+        "same quantization (nvfp4 (modelopt_fp4))",
+        "same framework (sglang)",
+    )
+    # the finding's traits come from the caller, compared with the user's
+    assert traits.calls == [(ctx.arch, FINDING_TRAITS)]
+
+
+def test_context_is_a_weighted_mean_over_the_dimensions_given():
+    # architecture (weight 0.30) half alike, GPU (0.25) a related SM, framework (0.10) differs
+    ctx = QueryContext(arch=ArchTraits(model_type="deepseek_v32"), sm="sm100", framework="vllm")
+    cs = score(
+        ctx, traits=FakeTraits(0.5, ("both use DSA",)), sm=fake_sm({("sm100", "sm120"): 0.3})
+    )
+    assert cs.score == pytest.approx((0.30 * 0.5 + 0.25 * 0.3 + 0.10 * 0.0) / 0.65)
+    assert cs.coverage == pytest.approx(0.65)
+    assert cs.reasons == ("both use DSA", "related GPU (sm120 vs sm100)")
+
+
+def test_quantization_from_the_architecture_when_not_given():
+    ctx = QueryContext(arch=ArchTraits(model_type="glm_moe_dsa", quantization="nvfp4"))
+    cs = score(ctx, traits=FakeTraits(1.0))
+    assert "same quantization (nvfp4 (modelopt_fp4))" in cs.reasons
+    assert cs.coverage == pytest.approx(0.30 + 0.15)
+
+
+def test_other_quantization_family_disagrees():
+    cs = score(QueryContext(quantization="mxfp4"))
+    assert (cs.score, cs.reasons) == (0.0, ())
+
+
+def test_a_finding_without_sm_does_not_match_a_gpu():
+    called = []
+
+    def sm(a, b):  # type: ignore[no-untyped-def]
+        called.append((a, b))
+        return 1.0
+
+    bare = Finding(id="x", title="x", status="broken")
+    cs = M.context_score(QueryContext(sm="sm120"), bare, ArchTraits(), FakeTraits(0.0), sm)
+    assert cs.score == 0.0 and cs.coverage == pytest.approx(0.25)
+    assert called == []
+
+
+# --- combine and is_confident ----------------------------------------------------------------
+
+
+def test_combine():
+    assert M.combine(0.8, None) == pytest.approx(0.8)
+    assert M.combine(0.8, 1.0) == pytest.approx(0.8)
+    assert M.combine(0.8, 0.0) == pytest.approx(0.8 * 0.45)
+    assert M.combine(0.8, None, 0.0) == pytest.approx(0.8 * 0.7)
+    assert M.combine(0.8, None, 1.0) == pytest.approx(0.8)
+    assert M.combine(0.8, 0.0, 0.0) == pytest.approx(0.8 * 0.45 * 0.7)
+    # monotonic in each input
+    assert M.combine(0.5, 0.2) < M.combine(0.5, 0.6) < M.combine(0.6, 0.6)
+
+
+def test_combine_context_reorders_close_relevance():
+    # a slightly less relevant case on the user's own deployment beats a far-away one
+    assert M.combine(0.9, 1.0) > M.combine(1.0, 0.3)
+
+
+def test_confident_on_a_shared_error_line_whatever_else():
+    ok, why = M.is_confident(M.LINE_SHARED, 0.0, None, classes=0.0)
+    assert ok is True
+    assert why == "the log shares an error line with a recorded case"
+
+
+def test_not_confident_when_the_failure_kinds_contradict():
+    ok, why = M.is_confident(M.LINE_SHARED - 0.01, 0.99, 1.0, coverage=1.0, classes=0.0)
+    assert ok is False
+    assert why.startswith("the closest recorded case shows another kind of failure")
+
+
+def test_confident_on_high_cosine():
+    ok, why = M.is_confident(0.0, M.COSINE_CONFIDENT, None, classes=None)
+    assert ok is True
+    assert why == f"the symptoms read like a recorded case (cosine {M.COSINE_CONFIDENT:.2f})"
+
+
+def test_confident_on_strong_context_with_a_fair_cosine():
+    ok, why = M.is_confident(
+        0.0, M.COSINE_WITH_CONTEXT, M.CONTEXT_STRONG, coverage=M.CONTEXT_COVERAGE, classes=1.0
+    )
+    assert ok is True
+    assert why == "a recorded case ran the same kind of model on the same kind of GPU"
+
+
+@pytest.mark.parametrize(
+    "weaker",
+    [
+        {"cosine": M.COSINE_WITH_CONTEXT - 0.01},
+        {"context": M.CONTEXT_STRONG - 0.01},
+        {"context": None},
+        {"coverage": M.CONTEXT_COVERAGE - 0.01},  # e.g. only the framework was given
+    ],
+)
+def test_strong_context_needs_each_of_its_conditions(weaker):
+    args = {"cosine": M.COSINE_WITH_CONTEXT, "context": 1.0, "coverage": 1.0, **weaker}
+    ok, why = M.is_confident(0.0, args["cosine"], args["context"], coverage=args["coverage"])
+    assert ok is False
+    assert why == (
+        "nothing in the knowledge base is close: no shared error line, best similarity "
+        f"{args['cosine']:.2f}; the cases below are the nearest, not a diagnosis"
+    )
+
+
+def test_rank_order_breaks_ties_by_id():
+    assert M.rank_order({"b": 0.5, "a": 0.5, "c": 0.9}) == ["c", "a", "b"]
