@@ -30,7 +30,7 @@ app = typer.Typer(
     name="deploykb",
     help=(
         "Match LLM deployment failures against past findings and get the flags that fixed them.\n\n"
-        "Example: deploykb ask \"probability tensor contains either inf, nan or element < 0\" "
+        'Example: deploykb ask "probability tensor contains either inf, nan or element < 0" '
         "--model nvidia/GLM-5-NVFP4 --gpu sm120"
     ),
     no_args_is_help=True,
@@ -74,7 +74,9 @@ def _version(value: bool) -> None:
 def _main(
     version: Annotated[
         bool,
-        typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
     ] = False,
 ) -> None:
     """Match LLM deployment failures against past findings and get the flags that fixed them."""

@@ -196,8 +196,10 @@ def propose(match, ctx: QueryContext) -> Proposal:
 
     finding: Finding = match.finding
     source_fw = (finding.framework.name or "").lower() or None
-    target_fw = (ctx.framework or (ctx.command.framework if ctx.command else None) or source_fw)
-    changes = diff(ctx.command, finding.fix, finding_framework=source_fw, target_framework=target_fw)
+    target_fw = ctx.framework or (ctx.command.framework if ctx.command else None) or source_fw
+    changes = diff(
+        ctx.command, finding.fix, finding_framework=source_fw, target_framework=target_fw
+    )
     alternatives = tuple(
         diff(ctx.command, alt, finding_framework=source_fw, target_framework=target_fw)
         for alt in finding.alternatives

@@ -30,7 +30,9 @@ def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "a
     from kb.ingest import ingest
 
     dirs = findings_dirs(split_dirs(findings))
-    print(f"deploykb: {reason}; building it from {len(dirs)} findings folder(s)...", file=sys.stderr)
+    print(
+        f"deploykb: {reason}; building it from {len(dirs)} findings folder(s)...", file=sys.stderr
+    )
     report = ingest(database, dirs, lambda: load_embedder(embedder), embedder_name=name)
     for error in report.errors:
         print(f"warning: {error}", file=sys.stderr)

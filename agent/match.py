@@ -23,7 +23,9 @@ LINE_SHARED = 0.6  # containment of a recorded symptom's tokens in a user line t
 COSINE_CONFIDENT = 0.62
 COSINE_WITH_CONTEXT = 0.45
 CONTEXT_STRONG = 0.75
-CONTEXT_COVERAGE = 0.45  # the strong-context rule needs model/architecture and GPU, not just a framework
+CONTEXT_COVERAGE = (
+    0.45  # the strong-context rule needs model/architecture and GPU, not just a framework
+)
 
 _STOP = frozenset(
     """a an and are as at be by for from has have in is it its of on or that the this to was were
@@ -47,8 +49,10 @@ class LineHit:
     finding_line: str
 
 
-def line_overlap(user_lines: Sequence[tuple[str, frozenset[str]]],
-                 symptom_lines: Sequence[tuple[str, frozenset[str]]]) -> LineHit | None:
+def line_overlap(
+    user_lines: Sequence[tuple[str, frozenset[str]]],
+    symptom_lines: Sequence[tuple[str, frozenset[str]]],
+) -> LineHit | None:
     """Best pairing of a user's salient line with one of a finding's symptom lines.
 
     Containment of the symptom's words in the user's line, so a long log line that carries the whole

@@ -60,7 +60,12 @@ def answer_dict(a: Answer) -> dict:
         "verdict": a.verdict,
         "matches": [proposal_dict(p) for p in a.proposals],
         "triage": [
-            {"text": _redacted(ln.text), "class": ln.cls, "count": ln.count, "ranks": list(ln.ranks)}
+            {
+                "text": _redacted(ln.text),
+                "class": ln.cls,
+                "count": ln.count,
+                "ranks": list(ln.ranks),
+            }
             for ln in a.triage.lines
         ],
         "context": {
@@ -136,15 +141,23 @@ def render_answer(a: Answer, console) -> None:
     lines += [f"  • {escape(r)}" for r in best.match.reasons] or ["  • (weak evidence)"]
     if f.root_cause:
         lines += ["", "[bold]Root cause[/bold]", f"  {escape(reflow(f.root_cause))}"]
-    lines += ["", "[bold]What to change[/bold]" + (
-        "" if best.command or a.context.command else " [dim](the case's whole fix: no current command given)[/dim]"
-    )]
+    lines += [
+        "",
+        "[bold]What to change[/bold]"
+        + (
+            ""
+            if best.command or a.context.command
+            else " [dim](the case's whole fix: no current command given)[/dim]"
+        ),
+    ]
     if best.translated_from:
         lines.append(
             f"  [dim]translated from {escape(best.translated_from)} to "
             f"{escape(a.context.framework or '')} through the flag registry[/dim]"
         )
-    lines += [_change_line(c) for c in best.changes] or ["  (nothing to change: your command already has the fix)"]
+    lines += [_change_line(c) for c in best.changes] or [
+        "  (nothing to change: your command already has the fix)"
+    ]
     for i, alt in enumerate(best.alternatives, 1):
         lines.append(f"  [dim]alternative {i}:[/dim]")
         lines += [_change_line(c) for c in alt]
@@ -154,8 +167,11 @@ def render_answer(a: Answer, console) -> None:
     if best.command:
         lines += ["", "[bold]Corrected command[/bold]", f"  {escape(best.command)}"]
     if f.working_command and not best.command:
-        lines += ["", "[bold]Working command recorded in the case[/bold]",
-                  f"  {escape(f.working_command.strip())}"]
+        lines += [
+            "",
+            "[bold]Working command recorded in the case[/bold]",
+            f"  {escape(f.working_command.strip())}",
+        ]
     lines += ["", "[bold]Source[/bold]", f"  {escape(f.path or f.id)}"]
     lines += [f"  {escape(source_url(s))}" for s in f.sources]
     console.print(Panel("\n".join(lines), expand=True))

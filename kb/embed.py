@@ -100,8 +100,13 @@ class NumpyEmbedder:
         self._tok = tokenizer
         # Linear weights are stored (out, in); keep a contiguous (in, out) copy for x @ W.
         self._w = {
-            k: np.ascontiguousarray(v.T if k.endswith("dense.weight") or k.endswith(
-                ("query.weight", "key.weight", "value.weight")) else v, dtype=np.float32)
+            k: np.ascontiguousarray(
+                v.T
+                if k.endswith("dense.weight")
+                or k.endswith(("query.weight", "key.weight", "value.weight"))
+                else v,
+                dtype=np.float32,
+            )
             for k, v in weights.items()
         }
         self._layers = int(config["num_hidden_layers"])
@@ -219,9 +224,7 @@ class SentenceTransformerEmbedder:
             ) from exc
         except Exception as exc:  # noqa: BLE001 - translate whatever the loader throws
             raise EmbeddingError(f"{path}: cannot load the embedding model ({exc})") from exc
-        get_dim = getattr(self._model, "get_embedding_dimension", None) or getattr(
-            self._model, "get_sentence_embedding_dimension"
-        )
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(get_dim())
         self.name = _model_name(path)
         self.batch_size = batch_size

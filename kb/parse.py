@@ -21,8 +21,8 @@ import yaml
 from kb.errors import FindingError
 from kb.records import Finding, Fix, Framework, Hardware, ParseResult, ParseWarning, Symptom
 from kb.serialize import clean_block, finding_from_dict, heading_text, markdown_parser
-
 from kb.versions import PARSER_VERSION  # noqa: F401  (re-exported)
+
 MAX_BYTES = 1_000_000
 
 

@@ -70,7 +70,9 @@ class Performance:
     notes: str | None = None
 
     def is_empty(self) -> bool:
-        return all(v is None for v in (self.throughput_tok_s, self.concurrency, self.baseline, self.notes))
+        return all(
+            v is None for v in (self.throughput_tok_s, self.concurrency, self.baseline, self.notes)
+        )
 
 
 @dataclass(frozen=True)

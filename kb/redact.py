@@ -15,10 +15,26 @@ from kb.records import Redaction
 
 # Hosts that are public documentation or registries: never redacted (sources link to them).
 PUBLIC_HOSTS = (
-    "github.com", "gist.github.com", "raw.githubusercontent.com", "huggingface.co", "hf.co",
-    "pypi.org", "files.pythonhosted.org", "docs.vllm.ai", "docs.sglang.ai", "docs.nvidia.com",
-    "developer.nvidia.com", "nvidia.com", "ghcr.io", "docker.io", "hub.docker.com", "nvcr.io",
-    "download.pytorch.org", "pytorch.org", "localhost", "example.com",
+    "github.com",
+    "gist.github.com",
+    "raw.githubusercontent.com",
+    "huggingface.co",
+    "hf.co",
+    "pypi.org",
+    "files.pythonhosted.org",
+    "docs.vllm.ai",
+    "docs.sglang.ai",
+    "docs.nvidia.com",
+    "developer.nvidia.com",
+    "nvidia.com",
+    "ghcr.io",
+    "docker.io",
+    "hub.docker.com",
+    "nvcr.io",
+    "download.pytorch.org",
+    "pytorch.org",
+    "localhost",
+    "example.com",
 )
 _PRIVATE_TLDS = ("internal", "local", "lan", "corp", "home", "intranet", "localdomain", "cluster")
 
@@ -106,39 +122,85 @@ def _after_keyword_host(m: re.Match[str]) -> str | None:
 RULES: tuple[_Rule, ...] = (
     # secrets
     ("hf-token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), _const("<hf-token>")),
-    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|ant-)?[A-Za-z0-9_-]{20,}"), _const("<api-key>")),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})\b"),
-     _const("<github-token>")),
+    (
+        "openai-key",
+        re.compile(r"\bsk-(?:proj-|svcacct-|ant-)?[A-Za-z0-9_-]{20,}"),
+        _const("<api-key>"),
+    ),
+    (
+        "github-token",
+        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})\b"),
+        _const("<github-token>"),
+    ),
     ("aws-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), _const("<aws-access-key>")),
-    ("aws-secret", re.compile(r"(?i)(aws_secret_access_key\s*[=:]\s*)[A-Za-z0-9/+=]{40}"),
-     _keep_secret_name),
-    ("bearer-token", re.compile(r"(?i)(authorization:\s*bearer\s+)[A-Za-z0-9._~+/=-]{8,}"),
-     _keep_secret_name),
-    ("env-secret", re.compile(
-        r"\b((?:HF_TOKEN|HUGGING_FACE_HUB_TOKEN|HUGGINGFACE_TOKEN|OPENAI_API_KEY|[A-Z_]*API_KEY|"
-        r"[A-Z_]*SECRET[A-Z_]*|[A-Z_]*PASSWORD|WANDB_API_KEY)\s*[=:]\s*)(?!<)[^\s'\"]{6,}"),
-     _keep_secret_name),
+    (
+        "aws-secret",
+        re.compile(r"(?i)(aws_secret_access_key\s*[=:]\s*)[A-Za-z0-9/+=]{40}"),
+        _keep_secret_name,
+    ),
+    (
+        "bearer-token",
+        re.compile(r"(?i)(authorization:\s*bearer\s+)[A-Za-z0-9._~+/=-]{8,}"),
+        _keep_secret_name,
+    ),
+    (
+        "env-secret",
+        re.compile(
+            r"\b((?:HF_TOKEN|HUGGING_FACE_HUB_TOKEN|HUGGINGFACE_TOKEN|OPENAI_API_KEY|[A-Z_]*API_KEY|"
+            r"[A-Z_]*SECRET[A-Z_]*|[A-Z_]*PASSWORD|WANDB_API_KEY)\s*[=:]\s*)(?!<)[^\s'\"]{6,}"
+        ),
+        _keep_secret_name,
+    ),
     ("api-key-flag", re.compile(r"(--api-key[= ]\s*)(?!<)[^\s'\"]{6,}"), _keep_secret_name),
     # people and machines
-    ("email", re.compile(r"\b[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}\b"), _const("<email>")),
-    ("ssh-user-host", re.compile(r"\b([A-Za-z_][\w.-]*)@([A-Za-z0-9][\w.-]*[A-Za-z0-9]|\d{1,3}(?:\.\d{1,3}){3})"),
-     _user_host),
+    (
+        "email",
+        re.compile(r"\b[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}\b"),
+        _const("<email>"),
+    ),
+    (
+        "ssh-user-host",
+        re.compile(r"\b([A-Za-z_][\w.-]*)@([A-Za-z0-9][\w.-]*[A-Za-z0-9]|\d{1,3}(?:\.\d{1,3}){3})"),
+        _user_host,
+    ),
     ("ipv4", re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]*\d)"), _ipv4),
-    ("ipv6", re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){2,7}[0-9A-Fa-f]{1,4}(?![\w:])|"
-                        r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){1,7}:(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?(?![\w:])"),
-     _ipv6),
-    ("hostname", re.compile(
-        r"\b(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+(?:" + "|".join(_PRIVATE_TLDS) + r")\b"),
-     _hostname),
-    ("hostname", re.compile(
-        r"(\b(?:ssh|scp|rsync|mosh)\s+(?:-\S+\s+(?:\S+\s+)?)*?)([A-Za-z][\w-]*(?:\.[\w-]+)*)(?=[\s:'\"]|$)"),
-     _after_keyword_host),
-    ("hostname", re.compile(
-        r"((?:--host|--dist-init-addr|--nccl-init-addr|MASTER_ADDR|--master-addr|--head-node-address)"
-        r"[= ]\s*)([A-Za-z][\w-]*(?:\.[\w-]+)*)"),
-     _after_keyword_host),
-    ("home-path", re.compile(r"(/home/|/Users/)(?!<)([^/\s'\"]+)"),
-     lambda m: f"{m.group(1)}<user>"),
+    (
+        "ipv6",
+        re.compile(
+            r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){2,7}[0-9A-Fa-f]{1,4}(?![\w:])|"
+            r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){1,7}:(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?(?![\w:])"
+        ),
+        _ipv6,
+    ),
+    (
+        "hostname",
+        re.compile(
+            r"\b(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+(?:"
+            + "|".join(_PRIVATE_TLDS)
+            + r")\b"
+        ),
+        _hostname,
+    ),
+    (
+        "hostname",
+        re.compile(
+            r"(\b(?:ssh|scp|rsync|mosh)\s+(?:-\S+\s+(?:\S+\s+)?)*?)([A-Za-z][\w-]*(?:\.[\w-]+)*)(?=[\s:'\"]|$)"
+        ),
+        _after_keyword_host,
+    ),
+    (
+        "hostname",
+        re.compile(
+            r"((?:--host|--dist-init-addr|--nccl-init-addr|MASTER_ADDR|--master-addr|--head-node-address)"
+            r"[= ]\s*)([A-Za-z][\w-]*(?:\.[\w-]+)*)"
+        ),
+        _after_keyword_host,
+    ),
+    (
+        "home-path",
+        re.compile(r"(/home/|/Users/)(?!<)([^/\s'\"]+)"),
+        lambda m: f"{m.group(1)}<user>",
+    ),
 )
 
 
@@ -149,15 +211,13 @@ def redact(text: str) -> tuple[str, tuple[Redaction, ...]]:
 
         def sub(m: re.Match[str], kind: str = kind, replace=replace) -> str:
             new = replace(m)
-            if new is None:
+            if new is None or new == m.group(0):
                 return m.group(0)
-            if new == m.group(0):
-                return new
-            line = text_so_far.count("\n", 0, m.start()) + 1
+            # m.string is the text this rule scans; earlier rules never add or remove newlines
+            line = m.string.count("\n", 0, m.start()) + 1
             found.append(Redaction(kind, m.group(0), new, line))
             return new
 
-        text_so_far = text
         text = pattern.sub(sub, text)
     return text, tuple(found)
 

@@ -38,26 +38,48 @@ sys.path.insert(0, str(ROOT))
 
 SEED_QUERIES = [
     (
-        ['{"choices":[{"message":{"reasoning_content":"!!!!!!!!!!!!!!!!!!!!!!!!"},'
-         '"finish_reason":"stop","matched_stop":"NaN happened"}]}'],
+        [
+            '{"choices":[{"message":{"reasoning_content":"!!!!!!!!!!!!!!!!!!!!!!!!"},'
+            '"finish_reason":"stop","matched_stop":"NaN happened"}]}'
+        ],
         ["--model", "nvidia/Qwen3.5-397B-A17B-NVFP4", "--gpu", "sm120"],
     ),
     (
-        ["[2026-02-19 00:13:33 TP5] Scheduler hit an exception: Traceback (most recent call last):",
-         "Assertion `probability tensor contains either `inf`, `nan` or element < 0` failed.",
-         "DeepGemm is enabled but the scale_fmt of checkpoint is not ue8m0. "
-         "This might cause accuracy degradation on Blackwell."],
+        [
+            "[2026-02-19 00:13:33 TP5] Scheduler hit an exception: Traceback (most recent call last):",
+            "Assertion `probability tensor contains either `inf`, `nan` or element < 0` failed.",
+            "DeepGemm is enabled but the scale_fmt of checkpoint is not ue8m0. "
+            "This might cause accuracy degradation on Blackwell.",
+        ],
         ["--model", "nvidia/GLM-5-NVFP4", "--gpu", "sm120"],
     ),
     (["what works for Kimi K2 Thinking NVFP4 on RTX PRO 6000?"], []),
 ]
 
 GENERATOR_VERSION = "1"
-GPUS = [("NVIDIA B200", "sm100"), ("NVIDIA H100", "sm90"), ("NVIDIA RTX PRO 6000 Blackwell", "sm120"),
-        ("NVIDIA GB10", "sm121"), ("NVIDIA H20", "sm90"), ("NVIDIA B300", "sm103"),
-        ("NVIDIA RTX 5090", "sm120"), ("NVIDIA A100", "sm80"), ("NVIDIA L40S", "sm89")]
-MODELS = ["Qwen3-235B-A22B", "DeepSeek-V3.1", "GLM-4.6", "Kimi-K2-Instruct", "MiniMax-M2",
-          "Llama-4-Maverick", "gpt-oss-120b", "Mistral-Large-3", "Qwen3-Coder-480B", "Gemma-3-27B"]
+GPUS = [
+    ("NVIDIA B200", "sm100"),
+    ("NVIDIA H100", "sm90"),
+    ("NVIDIA RTX PRO 6000 Blackwell", "sm120"),
+    ("NVIDIA GB10", "sm121"),
+    ("NVIDIA H20", "sm90"),
+    ("NVIDIA B300", "sm103"),
+    ("NVIDIA RTX 5090", "sm120"),
+    ("NVIDIA A100", "sm80"),
+    ("NVIDIA L40S", "sm89"),
+]
+MODELS = [
+    "Qwen3-235B-A22B",
+    "DeepSeek-V3.1",
+    "GLM-4.6",
+    "Kimi-K2-Instruct",
+    "MiniMax-M2",
+    "Llama-4-Maverick",
+    "gpt-oss-120b",
+    "Mistral-Large-3",
+    "Qwen3-Coder-480B",
+    "Gemma-3-27B",
+]
 
 
 def pct(values: list[float], q: float) -> float:
@@ -82,24 +104,35 @@ def cold(runs: int) -> dict:
             start = time.perf_counter()
             proc = subprocess.run(
                 [deploykb_exe(), "ask", "-", "--json", *opts],
-                input="\n".join(lines), env=env, capture_output=True, text=True,
+                input="\n".join(lines),
+                env=env,
+                capture_output=True,
+                text=True,
             )
             times.append(time.perf_counter() - start)
             if proc.returncode != 0:
                 raise SystemExit(f"ask failed: {proc.stderr.strip()}")
-    return {"runs": runs, "p50_s": statistics.median(times), "p90_s": pct(times, 0.9),
-            "min_s": min(times), "max_s": max(times)}
+    return {
+        "runs": runs,
+        "p50_s": statistics.median(times),
+        "p90_s": pct(times, 0.9),
+        "min_s": min(times),
+        "max_s": max(times),
+    }
 
 
 def _variant(text: str, rng: random.Random, n: int) -> str:
     """A plausible other deployment: other model, GPU, version and numbers, same kind of story."""
+    from dataclasses import replace
+
     from kb.parse import parse_text
     from kb.write import render_finding
-    from dataclasses import replace
 
     f = parse_text(text, "x.md").findings[0]
     gpu, sm = rng.choice(GPUS)
-    model = f"org{rng.randrange(50)}/{rng.choice(MODELS)}-{rng.choice(['FP8', 'NVFP4', 'AWQ', 'BF16'])}"
+    model = (
+        f"org{rng.randrange(50)}/{rng.choice(MODELS)}-{rng.choice(['FP8', 'NVFP4', 'AWQ', 'BF16'])}"
+    )
 
     def jitter(s: str) -> str:
         return re.sub(r"\d+", lambda m: str(int(m.group(0)) + rng.randrange(3)), s)
@@ -145,11 +178,16 @@ def build_big_index(size: int) -> Path:
         tmp.rename(folder)
     db = open_db(db_path)
     if index_status(db)["count"] < size:
-        print(f"bench: building the {size}-finding index (embeds every text once)...", file=sys.stderr)
+        print(
+            f"bench: building the {size}-finding index (embeds every text once)...", file=sys.stderr
+        )
         start = time.perf_counter()
         report = ingest(db, [shipped_findings_dir(), folder], lambda: load_embedder("auto"))
-        print(f"bench: indexed {report.total} findings, embedded {report.embedded} texts in "
-              f"{time.perf_counter() - start:.0f} s", file=sys.stderr)
+        print(
+            f"bench: indexed {report.total} findings, embedded {report.embedded} texts in "
+            f"{time.perf_counter() - start:.0f} s",
+            file=sys.stderr,
+        )
     return db_path
 
 
@@ -179,8 +217,13 @@ def warm(size: int, queries: int) -> dict:
         t = time.perf_counter()
         answer(lines, ctx, searcher)
         times.append(time.perf_counter() - t)
-    return {"findings": count, "queries": queries, "first_query_load_s": load_s,
-            "p50_ms": 1000 * statistics.median(times), "p90_ms": 1000 * pct(times, 0.9)}
+    return {
+        "findings": count,
+        "queries": queries,
+        "first_query_load_s": load_s,
+        "p50_ms": 1000 * statistics.median(times),
+        "p90_ms": 1000 * pct(times, 0.9),
+    }
 
 
 def main() -> None:
@@ -194,14 +237,18 @@ def main() -> None:
     both = not (args.cold or args.warm)
     if args.cold or both:
         r = cold(args.runs)
-        print(f"cold  deploykb ask, fresh process, shipped KB: p50 {r['p50_s']:.3f} s  "
-              f"p90 {r['p90_s']:.3f} s  (min {r['min_s']:.3f}, max {r['max_s']:.3f}, {r['runs']} runs)"
-              f"   target p50 <= 1.0 s")
+        print(
+            f"cold  deploykb ask, fresh process, shipped KB: p50 {r['p50_s']:.3f} s  "
+            f"p90 {r['p90_s']:.3f} s  (min {r['min_s']:.3f}, max {r['max_s']:.3f}, {r['runs']} runs)"
+            f"   target p50 <= 1.0 s"
+        )
     if args.warm or both:
         r = warm(args.size, args.queries)
-        print(f"warm  {r['findings']} findings, one process: p50 {r['p50_ms']:.1f} ms  "
-              f"p90 {r['p90_ms']:.1f} ms per query ({r['queries']} queries; first query loaded the "
-              f"index in {r['first_query_load_s']:.2f} s)   target p50 <= 50 ms")
+        print(
+            f"warm  {r['findings']} findings, one process: p50 {r['p50_ms']:.1f} ms  "
+            f"p90 {r['p90_ms']:.1f} ms per query ({r['queries']} queries; first query loaded the "
+            f"index in {r['first_query_load_s']:.2f} s)   target p50 <= 50 ms"
+        )
 
 
 if __name__ == "__main__":

@@ -68,8 +68,7 @@ def fix_keys(items, framework: str | None) -> set[tuple[str, str | None]]:
 
 def proposal_keys(proposal) -> set[tuple[str, str | None]]:
     return {
-        (c.name.lower(), (c.value or "").strip("'\"").lower() or None)
-        for c in proposal.changes
+        (c.name.lower(), (c.value or "").strip("'\"").lower() or None) for c in proposal.changes
     }
 
 
@@ -95,8 +94,14 @@ def run(queries: list[dict], db) -> dict:
     for q in queries:
         warnings: list[str] = []
         full_ctx = build_context(
-            model=q.get("model"), arch=q.get("arch"), quant=q.get("quant"), gpu=q.get("gpu"),
-            framework=q.get("framework"), cmd=q.get("cmd"), detect=False, warnings=warnings,
+            model=q.get("model"),
+            arch=q.get("arch"),
+            quant=q.get("quant"),
+            gpu=q.get("gpu"),
+            framework=q.get("framework"),
+            cmd=q.get("cmd"),
+            detect=False,
+            warnings=warnings,
         )
         for mode, use in MODES.items():
             ctx = full_ctx if mode == "hybrid" else type(full_ctx)(command=full_ctx.command)
@@ -163,16 +168,22 @@ def main() -> None:
     kinds = Counter(q.get("kind") for q in queries)
     print(f"{len(queries)} queries ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))})")
     print()
-    header = f"{'mode':<10} {'recall@1':>9} {'recall@3':>9} {'fix-hit@1':>10} {'conf+':>7} {'conf-':>7}"
+    header = (
+        f"{'mode':<10} {'recall@1':>9} {'recall@3':>9} {'fix-hit@1':>10} {'conf+':>7} {'conf-':>7}"
+    )
     print(header)
     print("-" * len(header))
     for mode, s in table.items():
-        print(f"{mode:<10} {s['recall@1']:>9.3f} {s['recall@3']:>9.3f} {s['fix-hit@1']:>10.3f} "
-              f"{s['confident_on_positives']:>7.2f} {s['confident_on_negatives']:>7.2f}")
+        print(
+            f"{mode:<10} {s['recall@1']:>9.3f} {s['recall@3']:>9.3f} {s['fix-hit@1']:>10.3f} "
+            f"{s['confident_on_positives']:>7.2f} {s['confident_on_negatives']:>7.2f}"
+        )
     s = table["hybrid"]
     print()
-    print(f"positives {s['queries']}, negatives {s['negatives']}, with an expected fix {s['fix_queries']}; "
-          "conf+ / conf- = share marked confident on positives / on negatives (want high / 0)")
+    print(
+        f"positives {s['queries']}, negatives {s['negatives']}, with an expected fix {s['fix_queries']}; "
+        "conf+ / conf- = share marked confident on positives / on negatives (want high / 0)"
+    )
     if args.misses:
         print("\nhybrid misses:")
         for r in results["hybrid"]:

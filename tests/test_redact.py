@@ -25,16 +25,32 @@ def test_seed_ssh_commands_lose_user_host_and_addresses():
 @pytest.mark.parametrize(
     "text, secret, kind",
     [
-        ("export HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEF12", "hf_abcdefghijklmnopqrstuvwxyzABCDEF12", "hf-token"),
-        ("OPENAI_API_KEY=sk-proj-aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI", "sk-proj-aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI", "openai-key"),
+        (
+            "export HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEF12",
+            "hf_abcdefghijklmnopqrstuvwxyzABCDEF12",
+            "hf-token",
+        ),
+        (
+            "OPENAI_API_KEY=sk-proj-aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI",
+            "sk-proj-aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI",
+            "openai-key",
+        ),
         ("aws key AKIAIOSFODNN7EXAMPLE in env", "AKIAIOSFODNN7EXAMPLE", "aws-key"),
-        ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws-secret"),
+        (
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "aws-secret",
+        ),
         ("curl -H 'Authorization: Bearer abc123def456ghi'", "abc123def456ghi", "bearer-token"),
         ("contact ops.team+gpu@company.io now", "ops.team+gpu@company.io", "email"),
         ("--dist-init-addr 192.168.7.21:5000", "192.168.7.21", "ipv4"),
         ("peer fe80::1ff:fe23:4567:890a joined", "fe80::1ff:fe23:4567:890a", "ipv6"),
-        ("nccl: connect to gpu-node-07.cluster.internal:29500 failed", "gpu-node-07.cluster.internal", "hostname"),
-        ("File \"/home/alice/venv/lib/python3.12/site-packages/x.py\"", "alice", "home-path"),
+        (
+            "nccl: connect to gpu-node-07.cluster.internal:29500 failed",
+            "gpu-node-07.cluster.internal",
+            "hostname",
+        ),
+        ('File "/home/alice/venv/lib/python3.12/site-packages/x.py"', "alice", "home-path"),
         ("/Users/bob/models/glm5", "bob", "home-path"),
         ("python -m sglang.launch_server --host gpubox3 --port 30000", "gpubox3", "hostname"),
         ("vllm serve m --api-key mysecretkey123", "mysecretkey123", "api-key-flag"),

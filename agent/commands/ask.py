@@ -27,24 +27,36 @@ Examples:
 def ask_command(
     text: Annotated[
         Optional[str],
-        typer.Argument(help="Error text, a question, or - to read a log from stdin.", show_default=False),
+        typer.Argument(
+            help="Error text, a question, or - to read a log from stdin.", show_default=False
+        ),
     ] = None,
     log: Annotated[Optional[Path], typer.Option("--log", help="Read the log from FILE.")] = None,
     model: Annotated[
         Optional[str],
-        typer.Option(help="Hugging Face id or local model directory (its config.json gives the architecture)."),
+        typer.Option(
+            help="Hugging Face id or local model directory (its config.json gives the architecture)."
+        ),
     ] = None,
-    arch: Annotated[Optional[str], typer.Option(help="Architecture (config.json model_type), e.g. glm_moe_dsa.")] = None,
+    arch: Annotated[
+        Optional[str], typer.Option(help="Architecture (config.json model_type), e.g. glm_moe_dsa.")
+    ] = None,
     quant: Annotated[Optional[str], typer.Option(help="Quantization, e.g. nvfp4, fp8.")] = None,
     gpu: Annotated[
         Optional[str],
-        typer.Option(help="GPU name or compute capability (B200, 'RTX PRO 6000', sm120). Default: nvidia-smi."),
+        typer.Option(
+            help="GPU name or compute capability (B200, 'RTX PRO 6000', sm120). Default: nvidia-smi."
+        ),
     ] = None,
-    framework: Annotated[Optional[str], typer.Option(help="Framework and version, e.g. 'sglang 0.5.9'.")] = None,
+    framework: Annotated[
+        Optional[str], typer.Option(help="Framework and version, e.g. 'sglang 0.5.9'.")
+    ] = None,
     cmd: Annotated[Optional[str], typer.Option("--cmd", help="The current launch command.")] = None,
     server: Annotated[
         Optional[str],
-        typer.Option(help="URL of a running SGLang server: its arguments are used as the current command."),
+        typer.Option(
+            help="URL of a running SGLang server: its arguments are used as the current command."
+        ),
     ] = None,
     top: Annotated[int, typer.Option("--top", min=1, max=20, help="How many matches to show.")] = 3,
     db: DbOption = None,
@@ -61,8 +73,14 @@ def ask_command(
     lines = read_input(text, log, sys.stdin)
     warnings: list[str] = []
     ctx = build_context(
-        model=model, arch=arch, quant=quant, gpu=gpu, framework=framework, cmd=cmd,
-        server=server, warnings=warnings,
+        model=model,
+        arch=arch,
+        quant=quant,
+        gpu=gpu,
+        framework=framework,
+        cmd=cmd,
+        server=server,
+        warnings=warnings,
     )
     database = ready_index(db, findings, embedder)
     searcher = Searcher(database, lambda: _load_embedder(embedder))
