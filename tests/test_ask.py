@@ -138,6 +138,12 @@ CASES = [
         id="seed-004-kimi-question",
     ),
     pytest.param(
+        {"text": "what works for Kimi K2 Thinking NVFP4 on RTX PRO 6000?", "gpu": "RTX PRO 6000"},
+        KIMI,
+        {("--disable-cuda-graph", None), ("--quantization", "modelopt_fp4")},
+        id="seed-004-kimi-question-with-gpu",
+    ),
+    pytest.param(
         {"text": DSV32_LOG, "arch": "deepseek_v32", "gpu": "sm120"},
         GLM5,
         {("--fp8-gemm-backend", "cutlass")},

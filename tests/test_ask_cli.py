@@ -84,16 +84,26 @@ def ask_json(*args: object, input: str | bytes | None = None) -> dict:
 
 
 @contextmanager
-def serve(routes: dict[str, tuple[int, object]]) -> Iterator[tuple[str, list[str]]]:
-    """Serve ``path -> (status, JSON body)`` on 127.0.0.1; yields the base URL and the paths asked."""
+def serve(
+    routes: dict[str, tuple[int, object]],
+    missing: tuple[int, dict[str, str]] = (404, {}),
+) -> Iterator[tuple[str, list[str]]]:
+    """Serve ``path -> (status, JSON body)`` on 127.0.0.1; other paths get ``missing`` (status,
+    headers). Yields the base URL and the paths asked."""
     seen: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802
             seen.append(self.path)
-            status, body = routes.get(self.path, (404, {"error": "not found"}))
+            headers: dict[str, str] = {}
+            if self.path in routes:
+                status, body = routes[self.path]
+            else:
+                (status, headers), body = missing, {"error": "Repository not found"}
             data = json.dumps(body).encode()
             self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -258,14 +268,26 @@ def test_binary_log_file(db, tmp_path):
     )
 
 
-def test_model_the_hub_does_not_know(db, monkeypatch):
-    with serve({}) as (url, seen):
+@pytest.mark.parametrize(
+    "missing",
+    [
+        (404, {}),
+        # the Hub answers an anonymous request for a repository that does not exist with 401
+        (401, {"X-Error-Code": "RepoNotFound"}),
+    ],
+    ids=["404", "401-repo-not-found"],
+)
+def test_model_the_hub_does_not_know(db, monkeypatch, missing):
+    with serve({}, missing) as (url, seen):
         monkeypatch.setenv("HF_ENDPOINT", url)
         monkeypatch.delenv("HF_HUB_OFFLINE")
         result = ask(ASSERT, "--model", "nvidia/No-Such-Model", "--db", db)
     assert seen == ["/nvidia/No-Such-Model/resolve/main/config.json"]
     assert result.exit_code == 4
-    assert result.stderr == f"Error: model 'nvidia/No-Such-Model' not found on {url} (HTTP 404)\n"
+    assert result.stderr == (
+        f"Error: model 'nvidia/No-Such-Model' not found on {url} (HTTP {missing[0]})\n"
+    )
+    assert result.stdout == ""
 
 
 def test_hub_that_cannot_be_reached_only_degrades_the_answer(db, monkeypatch):
@@ -280,6 +302,10 @@ def test_hub_that_cannot_be_reached_only_degrades_the_answer(db, monkeypatch):
     assert doc["matches"][0]["id"] == GLM5
     assert doc["context"]["model"] == "nvidia/GLM-5-NVFP4"
     assert doc["context"]["architecture"] is None
+    human = ask("--log", GLM5_LOG, "--model", "nvidia/GLM-5-NVFP4", "--db", db)
+    assert human.exit_code == 0 and human.stderr == ""
+    assert f"warning: cannot reach {endpoint}" in human.stdout
+    assert "Best match" in human.stdout
 
 
 def test_hub_config_gives_the_architecture_and_is_cached(db, monkeypatch, tmp_path):
