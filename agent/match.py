@@ -221,11 +221,20 @@ def class_agreement(user: frozenset[str], recorded: frozenset[str]) -> float | N
     return 0.0
 
 
-def combine(relevance: float, context: float | None, classes: float | None = None) -> float:
-    """Final score: text relevance, weighted by deployment context and symptom-class agreement."""
+def combine(
+    relevance: float,
+    context: float | None,
+    classes: float | None = None,
+    coverage: float = 1.0,
+) -> float:
+    """Final score: text relevance, weighted by deployment context and symptom-class agreement.
+
+    The context penalty grows with how much context was compared (``coverage``): a framework
+    alone cannot bury a case that the text names, a full model + GPU + framework context can.
+    """
     score = relevance
     if context is not None:
-        score *= 0.45 + 0.55 * context
+        score *= 1.0 - 0.55 * min(1.0, coverage / 0.6) * (1.0 - context)
     if classes is not None:
         score *= 0.7 + 0.3 * classes
     return score

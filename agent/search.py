@@ -163,7 +163,7 @@ class Searcher:
                 continue
             cs = M.context_score(ctx, finding, self.traits_of(finding), trait_sim, sm_sim)
             agree = M.class_agreement(user_classes, frozenset(s.cls for s in finding.symptoms))
-            scored.append((M.combine(rel, cs.score, agree), fid, cs, agree))
+            scored.append((M.combine(rel, cs.score, agree, cs.coverage), fid, cs, agree))
         scored.sort(key=lambda t: (-t[0], t[1]))
 
         matches = []

@@ -370,3 +370,11 @@ def test_strong_context_needs_each_of_its_conditions(weaker):
 
 def test_rank_order_breaks_ties_by_id():
     assert M.rank_order({"b": 0.5, "a": 0.5, "c": 0.9}) == ["c", "a", "b"]
+
+
+def test_context_penalty_grows_with_how_much_context_was_compared():
+    # a framework alone (coverage 0.10) barely moves a case the text names; full context does
+    framework_only = M.combine(1.0, 0.0, coverage=0.10)
+    full_context = M.combine(1.0, 0.0, coverage=1.0)
+    assert framework_only > 0.9 > 0.5 > full_context
+    assert M.combine(1.0, 1.0, coverage=1.0) == 1.0
