@@ -92,26 +92,6 @@ def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
 # --- context ---------------------------------------------------------------------------------
 
 # Tried in order: "mxfp4" before the catch-all "fp4" of NVFP4.
-_QUANT_FAMILIES = (
-    ("mxfp4", ("mxfp4",)),
-    ("nvfp4", ("nvfp4", "modelopt_fp4", "fp4")),
-    ("fp8", ("fp8", "w8a8")),
-    ("int4", ("int4", "awq", "gptq", "w4a16", "autoround", "compressed-tensors int4")),
-)
-
-
-def quant_family(value: str | None) -> str | None:
-    if not value:
-        return None
-    low = value.lower()
-    for family, needles in _QUANT_FAMILIES:
-        if any(n in low for n in needles):
-            return family
-    if low in ("bf16", "bfloat16", "fp16", "float16", "none", "auto"):
-        return "bf16"
-    return low
-
-
 def model_key(model: str | None) -> str:
     """'nvidia/GLM-5-NVFP4' -> 'glm5nvfp4': org and punctuation do not distinguish models."""
     if not model:
@@ -152,11 +132,13 @@ def context_score(
     finding_traits: ArchTraits,
     trait_similarity,
     sm_similarity,
+    quant_similarity,
 ) -> ContextScore:
     """Weighted agreement over the context dimensions the user supplied.
 
-    ``trait_similarity(a, b) -> (0..1, reasons)`` and ``sm_similarity(a, b) -> 0..1`` come from
-    ``agent.context``; they are parameters so that this stays a pure function.
+    ``trait_similarity(a, b) -> (0..1, reasons)``, ``sm_similarity(a, b) -> 0..1`` and
+    ``quant_similarity(a, b) -> 0..1`` come from ``agent.context``; they are parameters so that
+    this stays a pure function.
     """
     parts: list[tuple[float, float]] = []  # (weight, similarity)
     reasons: list[str] = []
@@ -177,13 +159,14 @@ def context_score(
             reasons.append(f"same GPU generation ({finding.hardware.sm}, {finding.hardware.gpu})")
         elif sim > 0:
             reasons.append(f"related GPU ({finding.hardware.sm} vs {ctx.sm})")
-    q_user = quant_family(ctx.quantization or (ctx.arch.quantization if ctx.arch else None))
+    q_user = ctx.quantization or (ctx.arch.quantization if ctx.arch else None)
     if q_user:
-        q_f = quant_family(finding.quantization)
-        sim = 1.0 if q_user == q_f else 0.0
+        sim = quant_similarity(q_user, finding.quantization)
         parts.append((0.15, sim))
-        if sim:
+        if sim == 1.0:
             reasons.append(f"same quantization ({finding.quantization})")
+        elif sim > 0:
+            reasons.append(f"related quantization ({finding.quantization} vs {q_user})")
     if ctx.framework:
         f_name = (finding.framework.name or "").lower()
         sim = 1.0 if f_name and f_name == ctx.framework.lower() else 0.0

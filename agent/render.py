@@ -8,13 +8,10 @@ SCHEMA_VERSION = 1
 
 
 def source_url(source: str) -> str:
-    """'owner/repo#12' -> its GitHub URL; URLs and paths unchanged."""
-    import re
+    """A source as a link where it is one (``owner/repo#N`` expanded); file paths as written."""
+    from kb.document import source_url as link
 
-    m = re.fullmatch(r"([\w.-]+)/([\w.-]+)#(\d+)", source.strip())
-    if m:
-        return f"https://github.com/{m.group(1)}/{m.group(2)}/issues/{m.group(3)}"
-    return source
+    return link(source) or source
 
 
 def _redacted(text: str) -> str:

@@ -130,7 +130,7 @@ class Searcher:
         *,
         top: int = 3,
         use: Sequence[str] = ("lines", "bm25", "embedding"),
-        context_funcs: tuple[Callable, Callable] | None = None,
+        context_funcs: tuple[Callable, Callable, Callable] | None = None,
     ) -> tuple[list[Match], Evidence]:
         """Rank findings for a query. ``use`` selects retrievers (the evaluation compares them)."""
         errors = [ln for ln in triage.lines if ln.cls] or list(triage.lines)
@@ -151,17 +151,16 @@ class Searcher:
             return [], Evidence(0.0, 0.0, None)
 
         if context_funcs is None:
-            from agent.context import sm_similarity, trait_similarity
+            from agent.context import quantization_similarity, sm_similarity, trait_similarity
 
-            context_funcs = (trait_similarity, sm_similarity)
-        trait_sim, sm_sim = context_funcs
+            context_funcs = (trait_similarity, sm_similarity, quantization_similarity)
 
         scored: list[tuple[float, str, M.ContextScore, float | None]] = []
         for fid, rel in fused.items():
             finding = self.findings.get(fid)
             if finding is None:
                 continue
-            cs = M.context_score(ctx, finding, self.traits_of(finding), trait_sim, sm_sim)
+            cs = M.context_score(ctx, finding, self.traits_of(finding), *context_funcs)
             agree = M.class_agreement(user_classes, frozenset(s.cls for s in finding.symptoms))
             scored.append((M.combine(rel, cs.score, agree, cs.coverage), fid, cs, agree))
         scored.sort(key=lambda t: (-t[0], t[1]))

@@ -11,9 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -714,25 +712,13 @@ def render(table: CompatTable, fmt: str, link_base: str = "findings/") -> str:
 def write_export(path: Path | str, text: str) -> None:
     """Write atomically (a temporary file beside ``path``, then ``os.replace``): nothing partial
     is ever left at ``path``, and an error leaves no temporary file behind."""
+    from kb.atomic import atomic_write
+
     target = Path(path)
-    tmp: str | None = None
     try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-        tmp = None
+        atomic_write(target, text.encode("utf-8"))
     except OSError as exc:
         reason = exc.strerror or str(exc)
         if isinstance(exc, FileNotFoundError) and not target.parent.is_dir():
             reason = f"folder {str(target.parent)!r} does not exist"
         raise ExportError(f"{target}: cannot write the export: {reason}") from exc
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass

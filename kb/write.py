@@ -8,15 +8,13 @@ What is rendered parses back to the same record:
 from __future__ import annotations
 
 import datetime as dt
-import os
-import shutil
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from kb.atomic import atomic_write
 from kb.errors import DeployKBError, FindingError
 from kb.records import Finding, Fix
 from kb.serialize import ID_RE, finding_to_dict
@@ -142,46 +140,9 @@ def write_finding(f: Finding, directory: Path, *, force: bool = False) -> tuple[
             )
         backup = target.with_name(target.name + ".bak")
 
-    tmp: str | None = None
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        mode = target.stat().st_mode & 0o777 if target.exists() else _default_mode()
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{f.id}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode("utf-8"))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        if backup is not None:
-            shutil.copy2(target, backup)
-        os.replace(tmp, target)
-        tmp = None
-        _fsync_dir(directory)
+        atomic_write(target, text.encode("utf-8"), backup=backup)
     except OSError as exc:
         raise DeployKBError(f"cannot write {target}: {exc.strerror or exc}") from exc
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
     return target, backup
-
-
-def _default_mode() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return  # not every platform can open a directory; the file itself was synced
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent import match as M
+from agent.context import quantization_similarity
 from kb.records import ArchTraits, Finding, Framework, Hardware, QueryContext
 
 ASSERT_LINE = "Assertion `probability tensor contains either `inf`, `nan` or element < 0` failed."
@@ -150,30 +151,6 @@ def test_model_similarity(a, b, expected):
 
 
 @pytest.mark.parametrize(
-    ("value", "family"),
-    [
-        ("nvfp4 (modelopt_fp4)", "nvfp4"),
-        ("modelopt_fp4", "nvfp4"),
-        ("NVFP4", "nvfp4"),
-        ("mxfp4", "mxfp4"),  # not NVFP4 although it contains "fp4"
-        ("MXFP4 (gpt-oss)", "mxfp4"),
-        ("fp8, kv cache fp8", "fp8"),
-        ("w8a8_fp8", "fp8"),
-        ("awq / w4a16", "int4"),
-        ("gptq int4", "int4"),
-        ("W4A16 (AutoRound)", "int4"),
-        ("bfloat16", "bf16"),
-        ("auto", "bf16"),
-        ("int8", "int8"),  # unknown: itself, lower-cased
-        (None, None),
-        ("", None),
-    ],
-)
-def test_quant_family(value, family):
-    assert M.quant_family(value) == family
-
-
-@pytest.mark.parametrize(
     ("user", "recorded", "expected"),
     [
         ({"nan"}, {"nan", "crash"}, 1.0),  # shared class
@@ -224,7 +201,8 @@ def fake_sm(table: dict[tuple[str, str], float]):  # type: ignore[no-untyped-def
 
 def score(ctx: QueryContext, finding: Finding = FINDING, traits=None, sm=None) -> M.ContextScore:
     return M.context_score(
-        ctx, finding, FINDING_TRAITS, traits or FakeTraits(0.0), sm or fake_sm({})
+        ctx, finding, FINDING_TRAITS, traits or FakeTraits(0.0), sm or fake_sm({}),
+        quantization_similarity,
     )
 
 
@@ -286,9 +264,12 @@ def test_quantization_from_the_architecture_when_not_given():
     assert cs.coverage == pytest.approx(0.30 + 0.15)
 
 
-def test_other_quantization_family_disagrees():
-    cs = score(QueryContext(quantization="mxfp4"))
+def test_quantization_of_another_family_disagrees_and_a_sibling_format_half_agrees():
+    cs = score(QueryContext(quantization="fp8"))
     assert (cs.score, cs.reasons) == (0.0, ())
+    cs = score(QueryContext(quantization="mxfp4"))  # both FP4 micro-scaling formats
+    assert cs.score == 0.5
+    assert cs.reasons == ("related quantization (nvfp4 (modelopt_fp4) vs mxfp4)",)
 
 
 def test_a_finding_without_sm_does_not_match_a_gpu():
@@ -299,7 +280,9 @@ def test_a_finding_without_sm_does_not_match_a_gpu():
         return 1.0
 
     bare = Finding(id="x", title="x", status="broken")
-    cs = M.context_score(QueryContext(sm="sm120"), bare, ArchTraits(), FakeTraits(0.0), sm)
+    cs = M.context_score(
+        QueryContext(sm="sm120"), bare, ArchTraits(), FakeTraits(0.0), sm, quantization_similarity
+    )
     assert cs.score == 0.0 and cs.coverage == pytest.approx(0.25)
     assert called == []
 
