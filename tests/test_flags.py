@@ -23,7 +23,7 @@ from kb.errors import CommandParseError
 from kb.records import Fix, Flag, FlagChange, LaunchConfig
 
 ROOT = Path(__file__).resolve().parent.parent
-CASES = Path("/work/shared/cases/cases.jsonl")
+CASES = ROOT / "tests" / "fixtures" / "case_launch_commands.json"
 
 QWEN_CMD = (
     "python -m sglang.launch_server --model-path /data/models/Qwen3.5-397B-A17B-NVFP4 "
@@ -233,21 +233,14 @@ def test_parse_error_names_the_source() -> None:
 
 
 def _case_commands() -> list:
-    if not CASES.exists():
-        return []
-    out = []
-    for line in CASES.read_text(encoding="utf-8").splitlines():
-        case = json.loads(line)
-        if case.get("launch_command"):
-            out.append(pytest.param(case, id=case["id"]))
-    return out
+    cases = json.loads(CASES.read_text(encoding="utf-8"))["cases"]
+    return [pytest.param(case, id=case["id"]) for case in cases]
 
 
 # lm_eval's own model argument, not an engine flag
 NOT_ENGINE_FLAGS = {"--add-bos-token"}
 
 
-@pytest.mark.skipif(not CASES.exists(), reason="shared cases not available")
 @pytest.mark.parametrize("case", _case_commands())
 def test_real_launch_commands(case: dict) -> None:
     reg = load_registry()
