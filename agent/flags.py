@@ -583,6 +583,14 @@ def _split_model_args(value: str) -> list[list[str]]:
     return pairs
 
 
+# ``--model_args`` keys that lm-evaluation-harness's vLLM wrapper keeps for itself instead of
+# passing to the engine (lm_eval/models/vllm_causallms.py).
+_LM_EVAL_OWN_ARGS = frozenset(
+    {"add_bos_token", "prefix_token_id", "max_gen_toks", "max_batch_size", "max_length",
+     "lora_local_path"}
+)
+
+
 def _scan_lm_eval(
     scan: _Scan,
     words: list[_Tok],
@@ -606,6 +614,8 @@ def _scan_lm_eval(
         vstart = tok.start if tok is not w else tok.start + len(w.text.split("=", 1)[0]) + 1
         scan.model_args = (tok, vstart, tok.end, pairs)
         for k, v in pairs:
+            if k in _LM_EVAL_OWN_ARGS:
+                continue  # the harness's own wrapper argument, not an engine flag
             canon = reg.canonical("--" + k, fw)
             b = bool_literal(v)
             value = v if b is None or reg.takes_value(canon, fw) is not False else (

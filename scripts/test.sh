@@ -4,5 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 .venv/bin/ruff check kb agent tests scripts
-.venv/bin/deploykb lint findings/
+.venv/bin/deploykb lint --strict findings/
 HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -q "$@"
