@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from agent import match as M
 from agent.search import Searcher
-from kb.errors import ConfigFetchError, InputError
+from kb.errors import ConfigFetchError, InputError, ModelNotFoundError
 from kb.records import Answer, ArchTraits, Finding, LaunchConfig, Proposal, QueryContext, Triage
 
 HEAD_CHARS = 8000  # of the raw input kept for question-style queries (the rest is streamed)
@@ -136,15 +136,13 @@ def _model_traits(model, client, warnings, traits_from_config) -> ArchTraits | N
         return None  # a bare name: matched by name only
     try:
         return traits_from_config(load_model_config(model, client=client))
+    except ModelNotFoundError:
+        raise
     except ConfigFetchError as exc:
-        if looks_local or _is_not_found(exc):
+        if looks_local:
             raise
         warnings.append(f"{exc}; matching without the model's architecture")
         return None
-
-
-def _is_not_found(exc: ConfigFetchError) -> bool:
-    return "not found" in str(exc) or "HTTP 404" in str(exc)
 
 
 def answer(

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kb.errors import ConfigFetchError
+from kb.errors import ConfigFetchError, ModelNotFoundError
 
 if TYPE_CHECKING:  # httpx is imported where a request is made, not at CLI start-up
     import httpx
@@ -178,7 +178,9 @@ def _fetch_hub_config(
     error_code = response.headers.get("x-error-code", "")
     if status == 404 or error_code in ("RepoNotFound", "EntryNotFound", "RevisionNotFound"):
         what = "has no config.json" if error_code == "EntryNotFound" else "not found"
-        raise ConfigFetchError(f"model '{model}' {what} on {endpoint} (HTTP {status})")
+        raise ModelNotFoundError(
+            f"model '{model}' {what} on {endpoint} (HTTP {status}); check the id, or pass --arch"
+        )
     if status in (401, 403):
         if error_code == "GatedRepo" or status == 403:
             hint = "accept its terms on the model page and set HF_TOKEN to a token with access"

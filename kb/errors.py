@@ -40,6 +40,11 @@ class ConfigFetchError(DeployKBError):
     exit_code = 4
 
 
+class ModelNotFoundError(ConfigFetchError):
+    """The Hub answered that the model (or its config.json) does not exist: bad input, not a
+    network failure."""
+
+
 class InputError(DeployKBError):
     """User input (a log, a command, an option value) is unusable."""
 

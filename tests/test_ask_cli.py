@@ -285,7 +285,7 @@ def test_model_the_hub_does_not_know(db, monkeypatch, missing):
     assert seen == ["/nvidia/No-Such-Model/resolve/main/config.json"]
     assert result.exit_code == 4
     assert result.stderr == (
-        f"Error: model 'nvidia/No-Such-Model' not found on {url} (HTTP {missing[0]})\n"
+        f"Error: model 'nvidia/No-Such-Model' not found on {url} (HTTP {missing[0]}); check the id, or pass --arch\n"
     )
     assert result.stdout == ""
 
