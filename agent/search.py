@@ -36,6 +36,7 @@ class Searcher:
         self._doc: tuple[list[str], object] | None = None
         self._sym: tuple[list[str], object] | None = None
         self._sym_lines: dict[str, list[tuple[str, frozenset[str]]]] | None = None
+        self._postings: dict[str, set[str]] = {}
         self._traits: dict[str, ArchTraits] = {}
 
     # -- lazily loaded state -----------------------------------------------------------------
@@ -75,7 +76,26 @@ class Searcher:
                 fid: [(s.text, M.tokens(signature(s.text))) for s in f.symptoms]
                 for fid, f in self.findings.items()
             }
+            postings: dict[str, set[str]] = {}
+            for fid, lines in self._sym_lines.items():
+                for _, toks in lines:
+                    for tok in toks:
+                        postings.setdefault(tok, set()).add(fid)
+            self._postings = postings
         return self._sym_lines
+
+    def _line_candidates(self, user_tokens: Sequence[frozenset[str]]) -> set[str]:
+        """Findings with a symptom line sharing at least three words with one user line: the
+        only ones ``line_overlap`` can score, found through an inverted index instead of a scan."""
+        self._symptom_lines()
+        found: set[str] = set()
+        for toks in user_tokens:
+            counts: dict[str, int] = {}
+            for tok in toks:
+                for fid in self._postings.get(tok, ()):
+                    counts[fid] = counts.get(fid, 0) + 1
+            found.update(fid for fid, n in counts.items() if n >= 3)
+        return found
 
     def traits_of(self, finding: Finding) -> ArchTraits:
         key = finding.architecture or ""
@@ -92,8 +112,9 @@ class Searcher:
         hits: dict[str, M.LineHit] = {}
         if not user:
             return hits
-        for fid, lines in self._symptom_lines().items():
-            hit = M.line_overlap(user, lines)
+        lines_of = self._symptom_lines()
+        for fid in self._line_candidates([toks for _, toks in user]):
+            hit = M.line_overlap(user, lines_of[fid])
             if hit is not None and hit.score >= 0.3:
                 hits[fid] = hit
         return hits
