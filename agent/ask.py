@@ -204,4 +204,34 @@ def propose(match, ctx: QueryContext) -> Proposal:
     )
     command = apply_changes(ctx.command, changes) if ctx.command is not None else None
     translated = source_fw if (target_fw and source_fw and target_fw != source_fw) else None
-    return Proposal(match, tuple(changes), command, translated, alternatives)
+    dead_ends = _dead_ends_in(ctx.command, finding.tried_without_effect, source_fw)
+    return Proposal(match, tuple(changes), command, translated, alternatives, dead_ends)
+
+
+def _dead_ends_in(command: LaunchConfig | None, tried: tuple[str, ...], framework) -> tuple[str, ...]:
+    """The items the past case tried without effect that the user's command already has."""
+    if command is None or not tried:
+        return ()
+    from agent.flags import parse_fix_item
+    from agent.registry import load_registry
+    from kb.errors import CommandParseError
+
+    registry = load_registry()
+    fw = command.framework or framework
+    have = {(f.name, f.value) for f in command.flags}
+    found = []
+    for item in tried:
+        try:
+            parts = parse_fix_item(item, framework)
+        except CommandParseError:
+            continue  # prose ("chunked prefill size changes"): nothing to compare
+        flags = [p for p in parts if p.kind == "flag"]
+        if flags and all(
+            any(
+                name == p.name and registry.same_value(name, value, p.value, fw)
+                for name, value in have
+            )
+            for p in flags
+        ):
+            found.append(item)
+    return tuple(found)

@@ -45,6 +45,7 @@ def proposal_dict(p: Proposal) -> dict:
         "alternatives": [[change_dict(c) for c in alt] for alt in p.alternatives],
         "translated_from": p.translated_from,
         "tried_without_effect": list(f.tried_without_effect),
+        "tried_without_effect_in_your_command": list(p.dead_ends_in_command),
         "command": p.command,
     }
 
@@ -160,7 +161,11 @@ def render_answer(a: Answer, console) -> None:
         lines += [_change_line(c) for c in alt]
     if f.tried_without_effect:
         lines += ["", "[bold]Tried without effect last time[/bold] (skip these)"]
-        lines += [f"  ✗ {escape(t)}" for t in f.tried_without_effect]
+        lines += [
+            f"  ✗ {escape(t)}"
+            + (" [yellow](in your command)[/yellow]" if t in best.dead_ends_in_command else "")
+            for t in f.tried_without_effect
+        ]
     if best.command:
         lines += ["", "[bold]Corrected command[/bold]", f"  {escape(best.command)}"]
     if f.working_command and not best.command:

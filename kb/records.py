@@ -223,6 +223,7 @@ class Proposal:
     command: str | None = None  # the corrected full command, when the user gave one
     translated_from: str | None = None  # the finding's framework, when changes were translated
     alternatives: tuple[tuple[FlagChange, ...], ...] = ()
+    dead_ends_in_command: tuple[str, ...] = ()  # tried without effect last time, yet in yours
 
 
 @dataclass(frozen=True)
