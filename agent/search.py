@@ -7,6 +7,7 @@ The embedder is loaded only when a query needs a vector.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -14,6 +15,14 @@ from agent import match as M
 from kb.records import ArchTraits, Finding, Match, QueryContext, Triage
 
 POOL = 50  # candidates taken from each retriever before fusion
+# The query embedding reads the most important salient lines only: a 256-token forward pass costs
+# ~100 ms on one core, 60 words (~80 tokens) ~30 ms, and the first lines carry the error.
+QUERY_WORDS = int(os.environ.get("DEPLOYKB_QUERY_WORDS", "60"))
+
+
+def _head_words(text: str, n: int) -> str:
+    words = text.split()
+    return " ".join(words[:n]) if len(words) > n else text
 
 
 @dataclass(frozen=True)
@@ -160,7 +169,7 @@ class Searcher:
         triage = Triage(tuple(errors), triage.total_lines)
         lines = self.by_lines(triage) if "lines" in use else {}
         bm25 = self.by_bm25(query_text) if "bm25" in use else []
-        cos = self.by_embedding(query_text[:4000]) if "embedding" in use else {}
+        cos = self.by_embedding(_head_words(query_text, QUERY_WORDS)) if "embedding" in use else {}
 
         rankings = [
             sorted(lines, key=lambda f: (-lines[f].score, f)),
