@@ -378,6 +378,15 @@ def test_identical_commands_are_refused(env):
     assert list((env / "findings").iterdir()) == []
 
 
+def test_an_empty_command_is_refused(env):
+    result = run("add", "--no-input", "--failing-cmd", "", "--working-cmd", FAILING)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "Error: --failing-cmd is empty: pass the launch command, or leave the option out\n"
+    )
+    assert list((env / "findings").iterdir()) == []
+
+
 def test_status_outside_the_list_is_refused(env):
     result = seed_add("--status", "fixed")
     assert result.exit_code == 2

@@ -392,6 +392,9 @@ def _derive(
     if from_ask is not None:
         draft = A.merge(draft, A.draft_from_ask(_read_json(from_ask), str(from_ask)))
 
+    for option, value in (("--failing-cmd", failing_cmd), ("--working-cmd", working_cmd)):
+        if value is not None and not value.strip():
+            raise InputError(f"{option} is empty: pass the launch command, or leave the option out")
     if failing_cmd is not None or working_cmd is not None:
         from agent.flags import parse_command
 
