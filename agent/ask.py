@@ -130,7 +130,7 @@ def _model_traits(model, client, warnings, traits_from_config) -> ArchTraits | N
 
     from agent.hub import load_model_config
 
-    looks_local = Path(model).expanduser().exists()
+    looks_local = Path(model).expanduser().exists() or model.startswith(("/", "./", "../", "~"))
     looks_hub = bool(re.fullmatch(r"[\w.-]+/[\w.-]+", model))
     if not (looks_local or looks_hub):
         return None  # a bare name: matched by name only
