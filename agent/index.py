@@ -33,7 +33,15 @@ def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "a
     print(
         f"deploykb: {reason}; building it from {len(dirs)} findings folder(s)...", file=sys.stderr
     )
-    report = ingest(database, dirs, lambda: load_embedder(embedder), embedder_name=name)
+    from agent.commands.kbcmds import ProgressBar
+
+    bar = ProgressBar()
+    try:
+        report = ingest(
+            database, dirs, lambda: load_embedder(embedder), progress=bar.update, embedder_name=name
+        )
+    finally:
+        bar.stop()
     for error in report.errors:
         print(f"warning: {error}", file=sys.stderr)
     check_index(database, name)

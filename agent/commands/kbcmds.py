@@ -92,7 +92,7 @@ def ingest_command(
 
     dirs = list(paths) if paths else findings_dirs(split_dirs(findings))
     database = open_db(resolve_db_path(db))
-    bar = _ProgressBar()
+    bar = ProgressBar()
     start = time.monotonic()
     try:
         report = ingest(
@@ -145,7 +145,7 @@ def _report_dict(report: IngestReport, seconds: float) -> dict[str, Any]:
     }
 
 
-class _ProgressBar:
+class ProgressBar:
     """A rich progress bar on stderr, started on the first embedding batch, only on a terminal."""
 
     def __init__(self) -> None:
