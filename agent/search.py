@@ -145,7 +145,9 @@ class Searcher:
             if not ids:
                 continue
             sims = matrix @ q
-            for idx in np.argsort(-sims)[: POOL * 2]:
+            k = min(POOL * 2, len(ids))
+            best_idx = np.argpartition(-sims, k - 1)[:k]
+            for idx in best_idx[np.argsort(-sims[best_idx])]:
                 fid = ids[idx]
                 best[fid] = max(best.get(fid, -1.0), float(sims[idx]))
         return best
@@ -194,6 +196,8 @@ class Searcher:
             agree = M.class_agreement(user_classes, frozenset(s.cls for s in finding.symptoms))
             scored.append((M.combine(rel, cs.score, agree, cs.coverage), fid, cs, agree))
         scored.sort(key=lambda t: (-t[0], t[1]))
+        if not scored:  # every candidate vanished from the index since it was loaded
+            return [], Evidence(0.0, 0.0, None)
 
         matches = []
         for score, fid, cs, _agree in scored[:top]:
