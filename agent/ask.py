@@ -90,6 +90,7 @@ def build_context(
     if fw_name is None and command is not None:
         fw_name = command.framework
 
+    given_model = model
     model = model or (command.model if command else None)
     if quant is None and command is not None:
         for flag in command.flags:
@@ -98,7 +99,10 @@ def build_context(
 
     traits: ArchTraits | None = None
     if model:
-        traits = _model_traits(model, client, warnings, traits_from_config)
+        # a path in --cmd names the model on the serving host, which need not be this machine
+        traits = _model_traits(
+            model, client, warnings, traits_from_config, strict=model == given_model
+        )
     if arch:
         given = traits_for_model_type(arch)
         traits = given if traits is None else replace(traits, model_type=arch)
@@ -125,13 +129,18 @@ def build_context(
     )
 
 
-def _model_traits(model, client, warnings, traits_from_config) -> ArchTraits | None:
+def _model_traits(model, client, warnings, traits_from_config, *, strict: bool) -> ArchTraits | None:
+    """Architecture traits from the model's config.json. ``strict`` (the user named the model
+    with --model): a local path that does not exist is an error; otherwise it is a name only."""
     from pathlib import Path
 
     from agent.hub import load_model_config
 
-    looks_local = Path(model).expanduser().exists() or model.startswith(("/", "./", "../", "~"))
-    looks_hub = bool(re.fullmatch(r"[\w.-]+/[\w.-]+", model))
+    exists = Path(model).expanduser().exists()
+    looks_local = exists or model.startswith(("/", "./", "../", "~"))
+    looks_hub = not looks_local and bool(re.fullmatch(r"[\w.-]+/[\w.-]+", model))
+    if looks_local and not exists and not strict:
+        return None
     if not (looks_local or looks_hub):
         return None  # a bare name: matched by name only
     try:

@@ -34,3 +34,19 @@ def test_without_a_command_there_is_nothing_to_compare():
     assert p.dead_ends_in_command == ()
     assert p.command is None
     assert [(c.action, c.text) for c in p.changes] == [("add", "--fp8-gemm-backend cutlass")]
+
+
+def test_a_model_path_in_the_command_names_the_serving_host_model(tmp_path):
+    from agent.ask import build_context
+    from kb.errors import ConfigFetchError
+
+    warnings: list[str] = []
+    cmd = "python -m sglang.launch_server --model-path /data/models/Qwen3.5-397B-A17B-NVFP4 --tp 8"
+    ctx = build_context(cmd=cmd, detect=False, warnings=warnings)
+    assert ctx.model == "/data/models/Qwen3.5-397B-A17B-NVFP4" and ctx.arch is None
+    assert warnings == []
+    # the same path given with --model must exist here
+    import pytest
+
+    with pytest.raises(ConfigFetchError, match="no such file or directory"):
+        build_context(model=str(tmp_path / "missing"), detect=False, warnings=warnings)
