@@ -61,6 +61,16 @@ FindingsOption = Annotated[
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
+EmbedderOption = Annotated[
+    str,
+    typer.Option(
+        "--embedder",
+        envvar="DEPLOYKB_EMBEDDER",
+        help="Embedding runtime: auto, numpy, sentence-transformers or hash (tests only).",
+    ),
+]
+
+
 
 def _version(value: bool) -> None:
     if value:

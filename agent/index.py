@@ -1,48 +1,146 @@
-"""The index as ``ask`` needs it: present and current, built on the spot when it is not."""
+"""The index as the commands need it: open it, build it, keep it in step with the findings.
+
+Library code for the CLI layer: every command that reads or writes the index goes through here,
+so there is one way to name the embedder, split ``--findings``, show progress and ingest.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from kb.errors import KBIndexError
 from kb.paths import findings_dirs, resolve_db_path
 
+if TYPE_CHECKING:  # pragma: no cover
+    import sqlite_utils
 
-def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "auto"):
-    """Open the index; when it is missing, empty or stale, (re)build it from the findings folders.
+    from kb.ingest import IngestReport
 
-    A fresh install answers from the shipped findings with no set-up: the first ``ask`` builds the
-    index (a few seconds with the NumPy runtime) and says so on stderr.
-    """
-    from agent.commands.kbcmds import expected_embedder_name, split_dirs
-    from kb.store import check_index, open_db
 
-    path = resolve_db_path(db)
-    database = open_db(path)
-    name = expected_embedder_name(embedder)
-    try:
-        check_index(database, name)
-        return database
-    except KBIndexError as exc:
-        reason = str(exc).split("; run")[0]
+def split_dirs(values: list[Path] | None) -> list[Path]:
+    """``--findings`` values; each may hold several folders joined by ``os.pathsep`` (from the
+    environment variable)."""
+    out: list[Path] = []
+    for value in values or []:
+        out += [Path(part) for part in str(value).split(os.pathsep) if part]
+    return out
+
+
+def expected_embedder_name(kind: str) -> str | None:
+    """The name the embedder of ``kind`` will report, known without loading the model."""
+    from kb.embed import DEFAULT_MODEL_NAME, HashEmbedder
+
+    kind = (kind or "auto").lower()
+    if kind == "hash":
+        return HashEmbedder().name
+    override = os.environ.get("DEPLOYKB_EMBED_MODEL")
+    if override:
+        return Path(override).expanduser().name
+    return DEFAULT_MODEL_NAME
+
+
+class ProgressBar:
+    """A rich progress bar on stderr, started on the first embedding batch, only on a terminal."""
+
+    def __init__(self) -> None:
+        self._progress: Any = None
+        self._task: Any = None
+
+    def update(self, done: int, total: int, label: str) -> None:
+        if self._progress is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            console = Console(stderr=True)
+            if not console.is_terminal:
+                self._progress = False
+                return
+            self._progress = Progress(
+                TextColumn("embedding"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.description}"),
+                console=console,
+                transient=True,
+            )
+            self._progress.start()
+            self._task = self._progress.add_task(label, total=total)
+        if self._progress:
+            self._progress.update(self._task, completed=done, description=label)
+
+    def stop(self) -> None:
+        if self._progress:
+            self._progress.stop()
+
+
+def build_index(database, dirs: list[Path], embedder: str = "auto") -> IngestReport:
+    """Incremental ingest of ``dirs`` with a progress bar; the model loads only if needed."""
     from kb.embed import load_embedder
     from kb.ingest import ingest
 
-    dirs = findings_dirs(split_dirs(findings))
-    print(
-        f"deploykb: {reason}; building it from {len(dirs)} findings folder(s)...", file=sys.stderr
-    )
-    from agent.commands.kbcmds import ProgressBar
-
     bar = ProgressBar()
     try:
-        report = ingest(
-            database, dirs, lambda: load_embedder(embedder), progress=bar.update, embedder_name=name
+        return ingest(
+            database,
+            dirs,
+            lambda: load_embedder(embedder),
+            progress=bar.update,
+            embedder_name=expected_embedder_name(embedder),
         )
     finally:
         bar.stop()
+
+
+def open_index(db: Path | None) -> sqlite_utils.Database:
+    """The existing, current index for readers; a missing one is an error, not created."""
+    from kb.store import check_index, open_db
+
+    path = resolve_db_path(db)
+    if not path.is_file():
+        raise KBIndexError(f"no index at {path}; run `deploykb ingest`")
+    database = open_db(path)
+    check_index(database)
+    return database
+
+
+def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "auto"):
+    """The index ``ask`` answers from, in step with the shipped and ``--findings`` folders.
+
+    Missing, empty or stale (other parser, schema or model): built on the spot. Otherwise a cheap
+    fingerprint of the finding files (paths, mtimes, sizes) tells whether any was added, edited
+    or deleted since the last ``ask``; only then does an incremental ingest run.
+    """
+    from kb.ingest import files_fingerprint
+    from kb.store import check_index, get_meta, open_db, set_meta
+
+    path = resolve_db_path(db)
+    database = open_db(path)
+    dirs = findings_dirs(split_dirs(findings))
+    name = expected_embedder_name(embedder)
+    reason = None
+    try:
+        check_index(database, name)
+    except KBIndexError as exc:
+        reason = exc.reason
+    fingerprint = files_fingerprint(dirs)
+    if reason is None and get_meta(database, "findings_fingerprint") == fingerprint:
+        return database
+    if reason is not None:
+        print(f"deploykb: {reason}; building it from {len(dirs)} findings folder(s)...",
+              file=sys.stderr)
+    report = build_index(database, dirs, embedder)
     for error in report.errors:
         print(f"warning: {error}", file=sys.stderr)
+    if reason is None and report.changed:
+        print(
+            f"deploykb: re-indexed changed findings ({report.added} added, {report.updated} "
+            f"updated, {report.removed} removed)",
+            file=sys.stderr,
+        )
     check_index(database, name)
+    with database.atomic():
+        set_meta(database, findings_fingerprint=fingerprint)
     return database

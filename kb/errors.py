@@ -23,9 +23,14 @@ class FindingError(DeployKBError):
 
 
 class KBIndexError(DeployKBError):
-    """The SQLite index is missing, stale or unreadable."""
+    """The SQLite index is missing, stale or unreadable. ``reason`` is the message without the
+    advice (what ``ask`` prints when it rebuilds the index itself)."""
 
     exit_code = 3
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 class EmbeddingError(DeployKBError):

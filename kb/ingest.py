@@ -61,6 +61,21 @@ class _File:
     data: bytes
 
 
+def files_fingerprint(dirs: list[Path]) -> str:
+    """A cheap digest of which finding files exist under ``dirs`` and when they last changed
+    (path, mtime, size): equal fingerprints mean an ingest would find nothing to do."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in finding_files(dirs):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        h.update(f"{path.resolve()}\t{st.st_mtime_ns}\t{st.st_size}\n".encode())
+    return h.hexdigest()
+
+
 def finding_files(dirs: Sequence[Path]) -> list[Path]:
     """Every ``*.md`` under each dir (or the file itself), README.md and hidden folders excepted.
 
@@ -299,7 +314,8 @@ def ingest(
     indexed_at = store.now_iso()
     need = set(plan.need)
 
-    with _writing(db), db.atomic():
+    nothing_changed = not (removed or plan.accepted or plan.need)
+    with _writing(db), _transaction(db, skip=nothing_changed):
         store.delete_findings(db, removed)
         for f, finding in plan.accepted:
             row = rows.get(finding.id)
@@ -335,10 +351,14 @@ def ingest(
             )
         if embedder is not None:
             embedded = _embed(db, embedder, plan.need, plan.accepted, rows, progress, batch_size)
-        meta: dict[str, str | None] = {"parser_version": PARSER_VERSION, "last_ingest": indexed_at}
-        if embedder is not None:
-            meta.update(model=embedder.name, dim=str(embedder.dim))
-        store.set_meta(db, **meta)
+        if not nothing_changed:
+            meta: dict[str, str | None] = {
+                "parser_version": PARSER_VERSION,
+                "last_ingest": indexed_at,
+            }
+            if embedder is not None:
+                meta.update(model=embedder.name, dim=str(embedder.dim))
+            store.set_meta(db, **meta)
 
     warnings = [
         w
@@ -356,6 +376,17 @@ def ingest(
         errors=tuple(read_errors + plan.errors),
         warnings=tuple(warnings),
     )
+
+
+@contextmanager
+def _transaction(db: sqlite_utils.Database, *, skip: bool) -> Iterator[None]:
+    """One transaction for the whole ingest; none at all when nothing changed (a no-op ingest
+    writes nothing, so ``last_ingest`` keeps its meaning and readers are never blocked)."""
+    if skip:
+        yield
+        return
+    with db.atomic():
+        yield
 
 
 @contextmanager

@@ -447,12 +447,13 @@ def check_index(db: sqlite_utils.Database, embedder_name: str | None = None) -> 
     status = index_status(db)
     label = status["path"]
     if not status["count"]:
-        raise KBIndexError(f"no index at {label}; run `deploykb ingest`")
+        raise KBIndexError(f"no index at {label}; run `deploykb ingest`", f"no index at {label}")
     stale = status["schema_version"] != SCHEMA_VERSION or status["parser_version"] != PARSER_VERSION
     if embedder_name is not None and status["model"] != embedder_name:
         stale = True
     if stale:
-        raise KBIndexError(
-            f"index at {label} was built by parser {status['parser_version']} / model "
-            f"{status['model']}; run `deploykb ingest`"
+        reason = (
+            f"index at {label} was built by schema {status['schema_version']}, parser "
+            f"{status['parser_version']}, model {status['model']}"
         )
+        raise KBIndexError(f"{reason}; run `deploykb ingest`", reason)

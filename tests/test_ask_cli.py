@@ -354,8 +354,8 @@ def test_stale_index_is_rebuilt(db, key):
     result = ask(ASSERT, "--db", db, "--json")
     assert result.exit_code == 0
     assert result.stderr == (
-        f"deploykb: index at {db} was built by parser {before['parser_version']} / model {model}; "
-        "building it from 1 findings folder(s)...\n"
+        f"deploykb: index at {db} was built by schema {before['schema_version']}, parser "
+        f"{before['parser_version']}, model {model}; building it from 1 findings folder(s)...\n"
     )
     assert json.loads(result.stdout)["matches"][0]["id"] == GLM5
     rebuilt = open_db(db)

@@ -12,10 +12,11 @@ from typer.testing import CliRunner
 
 import agent.cli  # noqa: F401  (registers the commands)
 from agent.app import app
-from agent.commands.kbcmds import split_dirs
+from agent.index import split_dirs
 from kb.parse import parse_file
 from kb.resources import shipped_findings_dir
 from kb.serialize import finding_from_dict, finding_to_dict
+from kb.store import SCHEMA_VERSION
 
 QWEN = "qwen-moe-nvfp4-sm120-garbage"
 DSV3 = "dsv3-fp8-b200-illegal-memory-access"
@@ -260,8 +261,8 @@ def test_show_on_a_stale_index(indexed):
     result = indexed("show", DSV3)
     assert result.exit_code == 3
     assert result.stderr == (
-        f"Error: index at {indexed.db} was built by parser 0-old / model hash-64; "
-        "run `deploykb ingest`\n"
+        f"Error: index at {indexed.db} was built by schema {SCHEMA_VERSION}, parser 0-old, "
+        "model hash-64; run `deploykb ingest`\n"
     )
 
 

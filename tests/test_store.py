@@ -315,8 +315,8 @@ def test_check_index_built_with_another_model(indexed):
     with pytest.raises(KBIndexError) as exc:
         store.check_index(indexed, "sentence-transformers/all-MiniLM-L6-v2")
     assert str(exc.value) == (
-        f"index at {store.db_label(indexed)} was built by parser {PARSER_VERSION} / model "
-        "hash-64; run `deploykb ingest`"
+        f"index at {store.db_label(indexed)} was built by schema {store.SCHEMA_VERSION}, parser "
+        f"{PARSER_VERSION}, model hash-64; run `deploykb ingest`"
     )
 
 
@@ -326,6 +326,6 @@ def test_check_index_built_by_another_parser(indexed):
     with pytest.raises(KBIndexError) as exc:
         store.check_index(indexed)
     assert str(exc.value) == (
-        f"index at {store.db_label(indexed)} was built by parser 0-old / model hash-64; "
-        "run `deploykb ingest`"
+        f"index at {store.db_label(indexed)} was built by schema {store.SCHEMA_VERSION}, parser "
+        "0-old, model hash-64; run `deploykb ingest`"
     )

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from agent.app import DbOption, FindingsOption, JsonOption, app
-from agent.commands.kbcmds import EmbedderOption, split_dirs
+from agent.app import DbOption, EmbedderOption, FindingsOption, JsonOption, app
+from agent.index import split_dirs
 from kb.errors import DeployKBError, InputError
 from kb.records import STATUSES, SYMPTOM_CLASSES, Fix, Symptom
 
@@ -673,19 +673,12 @@ def _report_lint(finding: Any, target: Path) -> None:
 
 def _index(target: Path, db: Path | None, embedder: str) -> IngestReport:
     """Ingest the folder written to plus the shipped findings, so the index stays complete."""
-    from agent.commands.kbcmds import expected_embedder_name
-    from kb.embed import load_embedder
-    from kb.ingest import ingest
+    from agent.index import build_index
     from kb.paths import resolve_db_path
     from kb.store import open_db
 
     database = open_db(resolve_db_path(db))
     try:
-        return ingest(
-            database,
-            _indexed_dirs(target),
-            lambda: load_embedder(embedder),
-            embedder_name=expected_embedder_name(embedder),
-        )
+        return build_index(database, _indexed_dirs(target), embedder)
     finally:
         database.close()

@@ -8,8 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from agent.app import DbOption, FindingsOption, JsonOption, app
-from agent.commands.kbcmds import EmbedderOption
+from agent.app import DbOption, EmbedderOption, FindingsOption, JsonOption, app
 
 ASK_HELP = """Match an error, a whole server log or a question against past deployment findings.
 

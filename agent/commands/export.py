@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from agent.app import DbOption, app
-from kb.errors import InputError, KBIndexError
+from kb.errors import InputError
 from kb.export import FORMATS, build_table, filter_description, render, write_export
 from kb.paths import resolve_db_path
 from kb.records import STATUSES, Finding
@@ -26,13 +26,10 @@ _SUFFIX_FORMAT = {
 
 def _load_findings(db_path: Path, **filters: str | None) -> list[Finding]:
     """The edge: findings from the existing, current index (a missing one is an error)."""
+    from agent.index import open_index
     from kb import store
 
-    if not db_path.is_file():
-        raise KBIndexError(f"no index at {db_path}; run `deploykb ingest`")
-    database = store.open_db(db_path)
-    store.check_index(database)
-    return store.load_findings(database, **filters)
+    return store.load_findings(open_index(db_path), **filters)
 
 
 def _choose_format(fmt: str | None, output: Path | None) -> str:

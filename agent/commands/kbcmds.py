@@ -10,58 +10,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from agent.app import DbOption, FindingsOption, JsonOption, app
-from kb.errors import KBIndexError
+from agent.app import DbOption, EmbedderOption, FindingsOption, JsonOption, app
+from agent.index import build_index, open_index, split_dirs
 from kb.paths import findings_dirs, resolve_db_path
 
 if TYPE_CHECKING:  # pragma: no cover
-    import sqlite_utils
 
     from kb.ingest import IngestReport
     from kb.records import Finding
 
-EmbedderOption = Annotated[
-    str,
-    typer.Option(
-        "--embedder",
-        envvar="DEPLOYKB_EMBEDDER",
-        help="Embedding runtime: auto, numpy, sentence-transformers or hash (tests only).",
-    ),
-]
-
-
-def split_dirs(values: list[Path] | None) -> list[Path]:
-    """``--findings`` values; each may hold several folders joined by ``os.pathsep`` (from the
-    environment variable)."""
-    out: list[Path] = []
-    for value in values or []:
-        out += [Path(part) for part in str(value).split(os.pathsep) if part]
-    return out
-
-
-def expected_embedder_name(kind: str) -> str | None:
-    """The name the embedder of ``kind`` will report, known without loading the model."""
-    from kb.embed import DEFAULT_MODEL_NAME, HashEmbedder
-
-    kind = (kind or "auto").lower()
-    if kind == "hash":
-        return HashEmbedder().name
-    override = os.environ.get("DEPLOYKB_EMBED_MODEL")
-    if override:
-        return Path(override).expanduser().name
-    return DEFAULT_MODEL_NAME
-
-
-def open_index(db: Path | None) -> sqlite_utils.Database:
-    """The existing, current index for readers; a missing one is an error, not created."""
-    from kb.store import check_index, open_db
-
-    path = resolve_db_path(db)
-    if not path.is_file():
-        raise KBIndexError(f"no index at {path}; run `deploykb ingest`")
-    database = open_db(path)
-    check_index(database)
-    return database
 
 
 # --- ingest --------------------------------------------------------------------------------------
@@ -86,24 +43,12 @@ def ingest_command(
 
     Example: deploykb ingest --findings ~/team-findings
     """
-    from kb.embed import load_embedder
-    from kb.ingest import ingest
     from kb.store import open_db
 
     dirs = list(paths) if paths else findings_dirs(split_dirs(findings))
     database = open_db(resolve_db_path(db))
-    bar = ProgressBar()
     start = time.monotonic()
-    try:
-        report = ingest(
-            database,
-            dirs,
-            lambda: load_embedder(embedder),
-            progress=bar.update,
-            embedder_name=expected_embedder_name(embedder),
-        )
-    finally:
-        bar.stop()
+    report = build_index(database, dirs, embedder)
     elapsed = time.monotonic() - start
     for warning in report.warnings:
         typer.echo(f"warning: {warning}", err=True)
@@ -143,40 +88,6 @@ def _report_dict(report: IngestReport, seconds: float) -> dict[str, Any]:
         "errors": [str(e) for e in report.errors],
         "warnings": [str(w) for w in report.warnings],
     }
-
-
-class ProgressBar:
-    """A rich progress bar on stderr, started on the first embedding batch, only on a terminal."""
-
-    def __init__(self) -> None:
-        self._progress: Any = None
-        self._task: Any = None
-
-    def update(self, done: int, total: int, label: str) -> None:
-        if self._progress is None:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-            console = Console(stderr=True)
-            if not console.is_terminal:
-                self._progress = False
-                return
-            self._progress = Progress(
-                TextColumn("embedding"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.description}"),
-                console=console,
-                transient=True,
-            )
-            self._progress.start()
-            self._task = self._progress.add_task(label, total=total)
-        if self._progress:
-            self._progress.update(self._task, completed=done, description=label)
-
-    def stop(self) -> None:
-        if self._progress:
-            self._progress.stop()
 
 
 # --- list ----------------------------------------------------------------------------------------
