@@ -168,8 +168,13 @@ def context_score(
         elif sim > 0:
             reasons.append(f"related quantization ({finding.quantization} vs {q_user})")
     if ctx.framework:
-        f_name = (finding.framework.name or "").lower()
-        sim = 1.0 if f_name and f_name == ctx.framework.lower() else 0.0
+        from agent.registry import normalize_framework
+
+        def norm(name: str | None) -> str:
+            return normalize_framework(name) or (name or "").lower()
+
+        f_name = norm(finding.framework.name)
+        sim = 1.0 if f_name and f_name == norm(ctx.framework) else 0.0
         parts.append((0.10, sim))
         if sim:
             reasons.append(f"same framework ({finding.framework.name})")

@@ -133,6 +133,7 @@ RULES: tuple[_Rule, ...] = (
         _const("<github-token>"),
     ),
     ("aws-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), _const("<aws-access-key>")),
+    ("ngc-key", re.compile(r"\bnvapi-[A-Za-z0-9_-]{20,}"), _const("<ngc-key>")),
     (
         "aws-secret",
         re.compile(r"(?i)(aws_secret_access_key\s*[=:]\s*)[A-Za-z0-9/+=]{40}"),
@@ -144,14 +145,22 @@ RULES: tuple[_Rule, ...] = (
         _keep_secret_name,
     ),
     (
+        # NAME=value and name=value (engine kwargs): tokens, keys, secrets, passwords; the value
+        # must hold a letter, so "max_new_token=512" is left alone
         "env-secret",
         re.compile(
-            r"\b((?:HF_TOKEN|HUGGING_FACE_HUB_TOKEN|HUGGINGFACE_TOKEN|OPENAI_API_KEY|[A-Z_]*API_KEY|"
-            r"[A-Z_]*SECRET[A-Z_]*|[A-Z_]*PASSWORD|WANDB_API_KEY)\s*[=:]\s*)(?!<)[^\s'\"]{6,}"
+            r"(?i)\b([A-Z_]*(?:TOKEN|API_KEY|SECRET[A-Z_]*|PASSWORD|PASSWD)\s*[=:]\s*['\"]?)"
+            r"(?!<)(?=[^\s'\"]*[A-Za-z])[^\s'\",)]{6,}"
         ),
         _keep_secret_name,
     ),
-    ("api-key-flag", re.compile(r"(--api-key[= ]\s*)(?!<)[^\s'\"]{6,}"), _keep_secret_name),
+    (
+        "api-key-flag",
+        re.compile(r"(--(?:api-key|hf-token|token|password)[= ]\s*)(?!<)[^\s'\"]{6,}"),
+        _keep_secret_name,
+    ),
+    # credentials in a URL: https://user:password@host/...
+    ("url-credentials", re.compile(r"(?<=://)[^/\s@:<]+(?::[^/\s@]*)?@"), _const("<user>@")),
     # people and machines
     (
         "email",

@@ -121,3 +121,26 @@ def test_versions_and_pinned_revisions_are_not_addresses(text):
 def test_addresses_next_to_versions_are_still_redacted(text, secret):
     out, _ = redact(text)
     assert secret not in out
+
+
+@pytest.mark.parametrize(
+    "text, secret",
+    [
+        ("export GITHUB_TOKEN=abcdef1234567890abcdef", "abcdef1234567890abcdef"),
+        ("vllm serve m --hf-token myTokenValue123", "myTokenValue123"),
+        ("LLM(model=m, hf_token=abcdefghijklmn)", "abcdefghijklmn"),
+        ('sgl.Engine(model_path=p, api_key="sk9abc123def456ghi")', "sk9abc123def456ghi"),
+        ("NGC key nvapi-abcdefghijklmnopqrstuvwxyz012345", "nvapi-abcdefghijklmnopqrstuvwxyz012345"),
+        ("git clone https://alice:s3cr3tpass@git.mycorp.com/x.git", "s3cr3tpass"),
+    ],
+)
+def test_tokens_in_other_spellings_are_replaced(text, secret):
+    out, found = redact(text)
+    assert secret not in out and found
+
+
+@pytest.mark.parametrize(
+    "text", ["max_new_token=512", "pad_token=<|endoftext|>", "--max-num-batched-tokens 2048"]
+)
+def test_token_counts_are_not_secrets(text):
+    assert redact(text) == (text, ())
