@@ -14,6 +14,11 @@ def source_url(source: str) -> str:
     return link(source) or source
 
 
+def source_links(sources) -> list[str]:
+    """Each source once, as a link where it is one (a URL and its ``owner/repo#N`` are one)."""
+    return list(dict.fromkeys(source_url(s) for s in sources))
+
+
 def _redacted(text: str) -> str:
     """Log lines are shown with addresses and secrets masked, so the output can be pasted on."""
     from kb.redact import redact
@@ -38,7 +43,7 @@ def proposal_dict(p: Proposal) -> dict:
         "status": f.status,
         "score": p.match.score,
         "reasons": list(p.match.reasons),
-        "sources": [source_url(s) for s in f.sources],
+        "sources": source_links(f.sources),
         "path": f.path,
         "root_cause": unwrap(f.root_cause) if f.root_cause else None,
         "changes": [change_dict(c) for c in p.changes],
@@ -175,7 +180,7 @@ def render_answer(a: Answer, console) -> None:
             f"  {escape(f.working_command.strip())}",
         ]
     lines += ["", "[bold]Source[/bold]", f"  {escape(f.path or f.id)}"]
-    lines += [f"  {escape(source_url(s))}" for s in f.sources]
+    lines += [f"  {escape(link)}" for link in source_links(f.sources)]
     console.print(Panel("\n".join(lines), expand=True))
 
     if rest:
