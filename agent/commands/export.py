@@ -10,7 +10,6 @@ import typer
 
 from agent.app import DbOption, app
 from kb.errors import InputError
-from kb.export import FORMATS, build_table, filter_description, render, write_export
 from kb.paths import resolve_db_path
 from kb.records import STATUSES, Finding
 
@@ -36,6 +35,8 @@ def _choose_format(fmt: str | None, output: Path | None) -> str:
     if fmt is None:
         suffix = output.suffix.lower() if output is not None and str(output) != "-" else ""
         return _SUFFIX_FORMAT.get(suffix, "md")
+    from kb.export import FORMATS  # the table code loads only when exporting
+
     if fmt.lower() not in FORMATS:
         raise InputError(f"--format {fmt!r}: choose md, csv, json or html")
     return fmt.lower()
@@ -114,6 +115,8 @@ def export_command(
     findings = _load_findings(
         resolve_db_path(db), model=model, gpu=gpu, status=status, framework=framework
     )
+    from kb.export import build_table, filter_description, render, write_export
+
     table = build_table(findings, generated=_dt.date.today().isoformat(), filters=filters)
     text = render(table, chosen, link_base)
     if not findings:
