@@ -34,6 +34,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
+from kb.classify import classify_symptom, compile_classes
 from kb.errors import DeployKBError, InputError
 from kb.records import SYMPTOM_CLASSES, SalientLine, Triage
 from kb.resources import data_file
@@ -330,13 +331,7 @@ def compile_rules(raw: dict[str, Any], origin: str = "data/triage.json") -> Rule
         if not isinstance(n, str) or not n:
             raise fail(f"noise[{i}]", "must be a non-empty string")
         noise.append(n)
-    classes = []
-    for i, c in enumerate(entries("classes")):
-        where = f"classes[{i}]"
-        if not isinstance(c, dict) or not isinstance(c.get("patterns"), list):
-            raise fail(where, "needs 'cls' and a 'patterns' list")
-        pats = tuple(rx(p, f"{where}.patterns[{j}]") for j, p in enumerate(c["patterns"]))
-        classes.append((cls_of(c.get("cls"), where), pats))
+    classes = compile_classes(raw.get("classes"), origin)
     every = sorted(
         {k for rule in (*warnings, *errors) for k in rule.keywords}, key=len, reverse=True
     )
@@ -373,10 +368,7 @@ def classify(text: str) -> str | None:
     for w in r.warnings:
         if w.search(s, lowered):
             return w.cls
-    for cls, patterns in r.classes:
-        if any(p.search(s) for p in patterns):
-            return cls
-    return None
+    return classify_symptom(s, r.classes)
 
 
 # --- line shapes ----------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from kb.classify import classify_symptom
 from kb.errors import FindingError
 from kb.records import Finding, Fix, Framework, Hardware, ParseResult, ParseWarning, Symptom
 from kb.serialize import clean_block, finding_from_dict, heading_text, markdown_parser
@@ -208,19 +209,6 @@ _ERROR_RE = re.compile(
     r"error|exception|assert|traceback|failed|fatal|\bnan\b|illegal|out of memory|\boom\b"
     r"|timed? ?out|\bhang|\bhung\b|killed|segmentation fault|core dumped|warning|!!!!",
     re.IGNORECASE,
-)
-_CLASS_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "illegal-memory-access",
-        re.compile(r"illegal (memory )?(access|address)|cudaErrorIllegal", re.I),
-    ),
-    ("device-assert", re.compile(r"device-side assert|assertion .* failed", re.I)),
-    ("oom", re.compile(r"out of memory|\bOOM\b|OutOfMemoryError", re.I)),
-    ("nan", re.compile(r"\bnan\b|\binf\b", re.I)),
-    ("hang", re.compile(r"\bhang|\bhung\b|timed? ?out|timeout|watchdog|deadlock|\bstuck\b", re.I)),
-    ("garbage-output", re.compile(r"garbage|gibberish|!!!!", re.I)),
-    ("empty-output", re.compile(r"empty (output|response|completion)", re.I)),
-    ("warning", re.compile(r"\bwarn(ing)?\b", re.I)),
 )
 _MAX_SYMPTOMS = 8
 
@@ -675,7 +663,7 @@ def _symptoms(lines: list[str]) -> tuple[Symptom, ...]:
         if not text or text in seen or not _ERROR_RE.search(text):
             continue
         seen.add(text)
-        cls = next((c for c, pattern in _CLASS_RULES if pattern.search(text)), "crash")
+        cls = classify_symptom(text) or "crash"
         out.append(Symptom(cls=cls, text=text))
         if len(out) == _MAX_SYMPTOMS:
             break

@@ -407,7 +407,8 @@ def test_free_form_broken_section_keeps_its_command_as_the_failing_one(free_form
     )
     assert f.working_command is None
     assert f.tried_without_effect == ("VLLM_USE_DEEP_GEMM=0",)
-    assert [s.cls for s in f.symptoms] == ["warning"]
+    # classed by the same rules as a pasted log ("falling back to a slower kernel")
+    assert [s.cls for s in f.symptoms] == ["slow"]
     assert f.fix.is_empty()
 
 
@@ -452,3 +453,19 @@ def test_free_form_status_follows_the_last_thing_said(text: str, status: str) ->
 def test_free_form_symptom_classes(line: str, cls: str) -> None:
     (f,) = parse_text(f"## Case\n\n```\n{line}\n```\n", "notes.md").findings
     assert [(s.cls, s.text) for s in f.symptoms] == [(cls, line)]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "NCCL watchdog thread terminated with exception",
+        "Warning: inf values detected",
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+    ],
+)
+def test_free_form_findings_and_pasted_logs_class_a_line_alike(line: str) -> None:
+    from agent.triage import classify
+
+    (f,) = parse_text(f"## Case\n\n```\n{line}\n```\n", "notes.md").findings
+    assert [s.cls for s in f.symptoms] == [classify(line) or "crash"]
