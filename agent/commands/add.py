@@ -336,13 +336,13 @@ def _indexed_dirs(target: Path) -> list[Path]:
 
 
 def _ids_in(dirs: Any) -> dict[str, Path]:
-    """Ids taken in these folders (a finding file is named after its id) and their files."""
+    """Ids taken in these folders (a finding file is named after its id) and their files, found
+    the way ``ingest`` finds them."""
+    from kb.ingest import finding_files
+
     out: dict[str, Path] = {}
-    for d in dirs:
-        if Path(d).is_dir():
-            for p in sorted(Path(d).rglob("*.md")):
-                if p.name != "README.md":
-                    out.setdefault(p.stem, p)
+    for p in finding_files([d for d in dirs if Path(d).is_dir()]):
+        out.setdefault(p.stem, p)
     return out
 
 
