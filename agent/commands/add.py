@@ -157,7 +157,10 @@ def add_command(
         working_cmd=working_cmd,
         from_ask=from_ask,
     )
-    fw_name, fw_version = _split_framework(framework)
+    from agent.ask import split_framework
+    from agent.triage import classify
+
+    fw_name, fw_version = split_framework(framework)
     draft = A.merge(
         draft,
         A.Draft(
@@ -182,7 +185,7 @@ def add_command(
     draft = replace(
         draft,
         symptoms=_unique(
-            tuple(A.parse_symptom(s, _classify) for s in symptom or ()) + draft.symptoms
+            tuple(A.parse_symptom(s, classify) for s in symptom or ()) + draft.symptoms
         ),
         fix=fix,
         tried=tuple(tried or ()),
@@ -493,18 +496,6 @@ def _gpu_facts(value: str) -> Draft:
     return A.Draft(gpu=name, sm=sm, gpu_count=count)
 
 
-def _split_framework(value: str | None) -> tuple[str | None, str | None]:
-    from agent.ask import split_framework
-
-    return split_framework(value)
-
-
-def _classify(text: str) -> str | None:
-    from agent.triage import classify
-
-    return classify(text)
-
-
 def _add_explicit(fix: Fix, kind: str, value: str) -> Fix:
     value = " ".join(value.split())
     if not value:
@@ -569,6 +560,8 @@ def _ask(A: Any, draft: Draft, given: dict[str, Any]) -> Draft:
         draft = replace(draft, framework_version=text("Framework version", draft.framework_version))
 
     if not given["symptoms"]:
+        from agent.triage import classify
+
         symptoms = draft.symptoms
         if symptoms:
             typer.echo("Symptoms found:")
@@ -577,7 +570,7 @@ def _ask(A: Any, draft: Draft, given: dict[str, Any]) -> Draft:
             if not typer.confirm("Keep them?", default=True):
                 symptoms = ()
         for entry in items(f"Add a symptom as 'class: error line' ({', '.join(SYMPTOM_CLASSES)})"):
-            symptoms = (*symptoms, _prompted(lambda e=entry: A.parse_symptom(e, _classify)))
+            symptoms = (*symptoms, _prompted(lambda e=entry: A.parse_symptom(e, classify)))
         draft = replace(draft, symptoms=tuple(s for s in symptoms if isinstance(s, Symptom)))
 
     if not given["root_cause"]:
