@@ -46,6 +46,7 @@ class Searcher:
         self._sym: tuple[list[str], object] | None = None
         self._sym_lines: dict[str, list[tuple[str, frozenset[str]]]] | None = None
         self._postings: dict[str, set[str]] = {}
+        self._vocabulary = None
         self._traits: dict[str, ArchTraits] = {}
 
     # -- lazily loaded state -----------------------------------------------------------------
@@ -129,9 +130,11 @@ class Searcher:
         return hits
 
     def by_bm25(self, text: str) -> list[str]:
-        from kb.store import fts_search
+        from kb.store import fts_search, fts_vocabulary
 
-        return [fid for fid, _ in fts_search(self.db, text, limit=POOL)]
+        if self._vocabulary is None:
+            self._vocabulary = fts_vocabulary(self.db)
+        return [fid for fid, _ in fts_search(self.db, text, limit=POOL, vocabulary=self._vocabulary)]
 
     def by_embedding(self, text: str) -> dict[str, float]:
         import numpy as np

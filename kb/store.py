@@ -12,6 +12,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -363,29 +364,69 @@ def source_rows(db: sqlite_utils.Database, finding_id: str) -> list[tuple[str, s
 
 _WORD = re.compile(r"\w+")
 MAX_QUERY_TERMS = 512
+MAX_RARE_TERMS = 32
+COMMON_TERM_SHARE = 0.2  # of the findings: a term in more is dropped from a query ...
+COMMON_TERM_MIN_DOCS = 50  # ... once that is more than this many findings (a large index)
 
 
-def fts_query(text: str) -> str | None:
+def fts_query(text: str, vocabulary: Vocabulary | None = None) -> str | None:
     """An FTS5 MATCH expression for arbitrary text (a pasted log): each word quoted, ORed.
 
     Pure digit runs (timestamps, ranks, sizes) and one-letter words are dropped: they match
-    nothing useful. ``None`` when nothing searchable is left.
+    nothing useful. In a large index (``vocabulary.large``), words held by more than a fifth of
+    the findings are dropped too (BM25 work on every document for almost no rank) and the
+    ``MAX_RARE_TERMS`` rarest are kept. The vocabulary holds Porter stems, so a word not found in
+    it may still match through its stem: it is kept and counted as rare.
+    ``None`` when nothing searchable is left.
     """
-    seen: dict[str, None] = {}
+    large = vocabulary is not None and vocabulary.large
+    seen: dict[str, int] = {}
     for word in _WORD.findall(text.lower()):
         if len(word) < 2 or word.isdigit() or word in seen:
             continue
-        seen[word] = None
-        if len(seen) >= MAX_QUERY_TERMS:
+        df = vocabulary.doc_freq.get(word, 0) if large else 0
+        if large and df > COMMON_TERM_SHARE * vocabulary.documents:
+            continue
+        seen[word] = df
+        if not large and len(seen) >= MAX_QUERY_TERMS:
             break
     if not seen:
         return None
-    return " OR ".join(f'"{w}"' for w in seen)
+    terms = sorted(seen, key=seen.get)[:MAX_RARE_TERMS] if large else list(seen)
+    return " OR ".join(f'"{w}"' for w in terms)
 
 
-def fts_search(db: sqlite_utils.Database, text: str, limit: int = 50) -> list[tuple[str, float]]:
+@dataclass(frozen=True)
+class Vocabulary:
+    doc_freq: dict[str, int]
+    documents: int
+
+    @property
+    def large(self) -> bool:
+        """Large enough that common terms cost real time (a few dozen findings never do)."""
+        return self.documents * COMMON_TERM_SHARE > COMMON_TERM_MIN_DOCS
+
+
+def fts_vocabulary(db: sqlite_utils.Database) -> Vocabulary:
+    """How many findings hold each indexed term (FTS5's own vocabulary, via a temp table: the
+    index file is not written)."""
+    db.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.findings_fts_vocab "
+        "USING fts5vocab(main, 'findings_fts', 'row')"
+    )
+    doc_freq = dict(db.execute("SELECT term, doc FROM temp.findings_fts_vocab").fetchall())
+    (documents,) = db.execute("SELECT count(*) FROM findings").fetchone()
+    return Vocabulary(doc_freq, documents)
+
+
+def fts_search(
+    db: sqlite_utils.Database,
+    text: str,
+    limit: int = 50,
+    vocabulary: Vocabulary | None = None,
+) -> list[tuple[str, float]]:
     """``(id, score)`` by BM25 over title (weight 2) and document; higher is better."""
-    query = fts_query(text)
+    query = fts_query(text, vocabulary)
     if query is None:
         return []
     rows = db.execute(
