@@ -375,8 +375,7 @@ def fts_query(text: str, vocabulary: Vocabulary | None = None) -> str | None:
     Pure digit runs (timestamps, ranks, sizes) and one-letter words are dropped: they match
     nothing useful. In a large index (``vocabulary.large``), words held by more than a fifth of
     the findings are dropped too (BM25 work on every document for almost no rank) and the
-    ``MAX_RARE_TERMS`` rarest are kept. The vocabulary holds Porter stems, so a word not found in
-    it may still match through its stem: it is kept and counted as rare.
+    ``MAX_RARE_TERMS`` rarest are kept.
     ``None`` when nothing searchable is left.
     """
     large = vocabulary is not None and vocabulary.large
@@ -384,6 +383,7 @@ def fts_query(text: str, vocabulary: Vocabulary | None = None) -> str | None:
     for word in _WORD.findall(text.lower()):
         if len(word) < 2 or word.isdigit() or word in seen:
             continue
+        # a word no finding holds as such may still match through its Porter stem: kept, as rare
         df = vocabulary.doc_freq.get(word, 0) if large else 0
         if large and df > COMMON_TERM_SHARE * vocabulary.documents:
             continue
@@ -408,15 +408,17 @@ class Vocabulary:
 
 
 def fts_vocabulary(db: sqlite_utils.Database) -> Vocabulary:
-    """How many findings hold each indexed term (FTS5's own vocabulary, via a temp table: the
-    index file is not written)."""
-    db.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.findings_fts_vocab "
-        "USING fts5vocab(main, 'findings_fts', 'row')"
-    )
-    doc_freq = dict(db.execute("SELECT term, doc FROM temp.findings_fts_vocab").fetchall())
+    """How many findings hold each word of their title or document, split the way ``fts_query``
+    splits a query (FTS5's own vocabulary holds Porter stems, which a query word cannot be
+    looked up in). Under a second for 10,000 findings; a long-lived process computes it once."""
+    from collections import Counter
+
     (documents,) = db.execute("SELECT count(*) FROM findings").fetchone()
-    return Vocabulary(doc_freq, documents)
+    doc_freq: Counter[str] = Counter()
+    if Vocabulary({}, documents).large:  # a small index needs no counts: nothing is dropped
+        for title, document in db.execute("SELECT title, document FROM findings"):
+            doc_freq.update(set(_WORD.findall(f"{title}\n{document}".lower())))
+    return Vocabulary(dict(doc_freq), documents)
 
 
 def fts_search(
