@@ -19,68 +19,19 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from test_export import seed_findings  # the four seed deployments, shared
 
 from kb.export import build_table
 from kb.export_html import to_html
 from kb.records import Finding, Fix, Framework, Hardware, Performance
 
-PRO6000 = Hardware(gpu="NVIDIA RTX PRO 6000 Blackwell", count=8, sm="sm120")
 H100 = Hardware(gpu="NVIDIA H100", count=4, sm="sm90")
 
 
 def findings() -> list[Finding]:
     """The seed deployments, a regression (works, then broken) and a finding full of markup."""
     return [
-        Finding(
-            id="qwen35-nvfp4-sm120",
-            title="Qwen3.5-397B-A17B-NVFP4 NaN on SM120",
-            status="works-with-flags",
-            model="nvidia/Qwen3.5-397B-A17B-NVFP4",
-            architecture="qwen3_5_moe",
-            quantization="nvfp4",
-            hardware=PRO6000,
-            framework=Framework("sglang", "main"),
-            fix=Fix(
-                add=(
-                    "--moe-runner-backend flashinfer_cutlass",
-                    "--fp4-gemm-runner-backend flashinfer_cudnn",
-                )
-            ),
-        ),
-        Finding(
-            id="glm5-nvfp4-sm120",
-            title="GLM-5-NVFP4 NaN at first decode",
-            status="works-with-flags",
-            date="2026-02-19",
-            model="nvidia/GLM-5-NVFP4",
-            architecture="glm_moe_dsa",
-            quantization="nvfp4",
-            hardware=PRO6000,
-            framework=Framework("sglang", "main"),
-            fix=Fix(add=("--fp8-gemm-backend cutlass",)),
-            sources=("sgl-project/sglang#14311",),
-        ),
-        Finding(
-            id="kimi-k2-thinking-nvfp4-sm120",
-            title="Kimi K2-Thinking NVFP4 works",
-            status="works-with-flags",
-            model="nvidia/Kimi-K2-Thinking-NVFP4",
-            architecture="kimi_k2",
-            quantization="nvfp4",
-            hardware=PRO6000,
-            framework=Framework("sglang"),
-            fix=Fix(add=("--disable-cuda-graph", "--quantization modelopt_fp4")),
-        ),
-        Finding(
-            id="kimi-k25-int4-eagle3-sm120",
-            title="Kimi-K2.5 INT4 with EAGLE-3",
-            status="works",
-            model="moonshotai/Kimi-K2.5",
-            quantization="int4",
-            hardware=PRO6000,
-            framework=Framework("sglang"),
-            performance=Performance(throughput_tok_s=759, concurrency=30),
-        ),
+        *seed_findings(),
         Finding(
             id="ds-fp8-h100-works",
             title="DeepSeek FP8 on H100 works",
