@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from kb.errors import CommandParseError, DeployKBError, FindingError
+from kb.errors import CommandParseError, DeployKBError, FindingError, located
 from kb.records import STATUSES, SYMPTOM_CLASSES
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,8 +47,7 @@ class Problem:
     severity: str = ERROR  # "error" | "warning"
 
     def __str__(self) -> str:
-        loc = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{loc}: {self.message}"
+        return located(self.path, self.line, self.message)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 
+def located(path: str, line: int | None, message: str) -> str:
+    """``path:line: message`` (``path: message`` when the line is unknown): how every problem
+    with a file is reported."""
+    return f"{path}:{line}: {message}" if line else f"{path}: {message}"
+
+
 class DeployKBError(Exception):
     """Base class: the message is a complete, one-line, actionable sentence."""
 
@@ -18,8 +24,7 @@ class FindingError(DeployKBError):
         self.path = str(path)
         self.line = line
         self.message = message
-        loc = f"{self.path}:{line}" if line else self.path
-        super().__init__(f"{loc}: {message}")
+        super().__init__(located(self.path, line, message))
 
 
 class KBIndexError(DeployKBError):

@@ -111,8 +111,9 @@ class ParseWarning:
     message: str
 
     def __str__(self) -> str:
-        loc = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{loc}: {self.message}"
+        from kb.errors import located
+
+        return located(self.path, self.line, self.message)
 
 
 @dataclass(frozen=True)
