@@ -329,10 +329,11 @@ def load_findings(
         where.append(f"({_contains('gpu')} OR {_contains('sm')})")
         params += [gpu, re.sub(r"[\s_]", "", gpu)]
     if status:
-        if status.lower() not in STATUSES:
+        wanted = re.sub(r"[\s_]+", "-", status.strip().lower())  # "works with flags" too
+        if wanted not in STATUSES:
             raise InputError(f"--status {status!r}: choose one of {', '.join(STATUSES)}")
         where.append("lower(status) = ?")
-        params.append(status.lower())
+        params.append(wanted)
     if framework:
         where.append(_contains("framework"))
         params.append(framework)

@@ -185,6 +185,10 @@ def test_load_findings_round_trips_the_parsed_finding(indexed, findings_dir):
         ({"status": "works"}, ["mistral-awq-l40s-works"]),
         ({"status": "Works-With-Flags"}, ["llama-fp8-h100-startup-oom",
                                           "qwen-moe-nvfp4-sm120-garbage"]),
+        ({"status": "works with flags"}, ["llama-fp8-h100-startup-oom",
+                                          "qwen-moe-nvfp4-sm120-garbage"]),
+        ({"status": "works_with_flags"}, ["llama-fp8-h100-startup-oom",
+                                          "qwen-moe-nvfp4-sm120-garbage"]),
         ({"framework": "VLLM"}, ["llama-fp8-h100-startup-oom", "mistral-awq-l40s-works"]),
         ({"framework": "sglang", "gpu": "sm100"}, ["dsv3-fp8-b200-illegal-memory-access"]),
         ({"model": "fp8_"}, []),  # an underscore is a character, not a LIKE wildcard
