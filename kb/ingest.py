@@ -144,18 +144,17 @@ class _Plan:
 def _plan(
     files: list[_File],
     rows: dict[str, dict[str, Any]],
+    by_path: dict[str, list[str]],
     parsed: dict[str, Any],
     unchanged: set[str],
     unreadable: set[str],
     scopes: Sequence[Path],
     name: str | None,
 ) -> _Plan:
-    """Decide what to write: which findings are accepted, which need vectors, which are kept."""
+    """Decide what to write: which findings are accepted, which need vectors, which are kept.
+    ``by_path`` maps each indexed file to the ids it holds (built once from ``rows``)."""
     plan = _Plan()
     display = {f.key: str(f.path) for f in files}
-    by_path: dict[str, list[str]] = {}
-    for fid, row in rows.items():
-        by_path.setdefault(row["path"], []).append(fid)
 
     # ids that already belong to someone: rows outside the ingested folders, in unchanged files,
     # and in files that cannot be read or parsed (their indexed version is kept)
@@ -287,7 +286,7 @@ def ingest(
     name = embedder_name or store.get_meta(db, "model")
     unchanged = unchanged_files(name)
     parse_changed(unchanged)
-    plan = _plan(files, rows, parsed, unchanged, unreadable, scopes, name)
+    plan = _plan(files, rows, by_path, parsed, unchanged, unreadable, scopes, name)
     embedder: Embedder | None = None
     if plan.need:
         embedder = embedder_factory()
@@ -295,7 +294,7 @@ def ingest(
             name = embedder.name
             unchanged = unchanged_files(name)
             parse_changed(unchanged)
-            plan = _plan(files, rows, parsed, unchanged, unreadable, scopes, name)
+            plan = _plan(files, rows, by_path, parsed, unchanged, unreadable, scopes, name)
 
     accepted_ids = {finding.id for _, finding in plan.accepted}
     removed = [
