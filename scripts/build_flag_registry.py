@@ -1180,6 +1180,19 @@ COMMON_ENV = {
 # the switch is off); without "values" the value passes through unchanged. "approximate": the
 # two settings overlap but do not mean exactly the same thing.
 
+# SGLang --attention-backend values and vLLM's names for the same kernels (the flag, and the
+# VLLM_ATTENTION_BACKEND variable of older releases, take the same names)
+ATTENTION_BACKEND_VALUES = [
+    {"sglang": "triton", "vllm": "TRITON_ATTN"},
+    {"sglang": "flashinfer", "vllm": "FLASHINFER"},
+    {"sglang": "fa3", "vllm": "FLASH_ATTN"},
+    {"sglang": "flex_attention", "vllm": "FLEX_ATTENTION"},
+    {"sglang": "flashmla", "vllm": "FLASHMLA"},
+    {"sglang": "cutlass_mla", "vllm": "CUTLASS_MLA"},
+    {"sglang": "triton", "vllm": "TRITON_MLA"},
+    {"sglang": "flashinfer", "vllm": "FLASHINFER_MLA"},
+]
+
 EQUIVALENTS = [
     {"members": {"sglang": "--disable-cuda-graph", "vllm": "--enforce-eager"},
      "note": "both run decode without CUDA graphs"},
@@ -1198,28 +1211,10 @@ EQUIVALENTS = [
          {"sglang": "aiter", "vllm": "aiter"},
      ]},
     {"members": {"sglang": "--attention-backend", "vllm": "--attention-backend"},
-     "values": [
-         {"sglang": "triton", "vllm": "TRITON_ATTN"},
-         {"sglang": "flashinfer", "vllm": "FLASHINFER"},
-         {"sglang": "fa3", "vllm": "FLASH_ATTN"},
-         {"sglang": "flex_attention", "vllm": "FLEX_ATTENTION"},
-         {"sglang": "flashmla", "vllm": "FLASHMLA"},
-         {"sglang": "cutlass_mla", "vllm": "CUTLASS_MLA"},
-         {"sglang": "triton", "vllm": "TRITON_MLA"},
-         {"sglang": "flashinfer", "vllm": "FLASHINFER_MLA"},
-     ],
+     "values": ATTENTION_BACKEND_VALUES,
      "note": "older vLLM releases take the same names through VLLM_ATTENTION_BACKEND"},
     {"members": {"sglang": "--attention-backend", "vllm": "env:VLLM_ATTENTION_BACKEND"},
-     "values": [
-         {"sglang": "triton", "vllm": "TRITON_ATTN"},
-         {"sglang": "flashinfer", "vllm": "FLASHINFER"},
-         {"sglang": "fa3", "vllm": "FLASH_ATTN"},
-         {"sglang": "flex_attention", "vllm": "FLEX_ATTENTION"},
-         {"sglang": "flashmla", "vllm": "FLASHMLA"},
-         {"sglang": "cutlass_mla", "vllm": "CUTLASS_MLA"},
-         {"sglang": "triton", "vllm": "TRITON_MLA"},
-         {"sglang": "flashinfer", "vllm": "FLASHINFER_MLA"},
-     ]},
+     "values": ATTENTION_BACKEND_VALUES},
     {"members": {"sglang": "--tp-size", "vllm": "--tensor-parallel-size",
                  "tensorrt-llm": "--tp_size"}},
     {"members": {"sglang": "--pp-size", "vllm": "--pipeline-parallel-size",
