@@ -57,6 +57,7 @@ class Fix:
     env: tuple[str, ...] = ()  # "NAME=value"
     pins: tuple[str, ...] = ()  # "pkg==1.2", "pkg>=1.2", "org/image:tag"
     note: str | None = None  # for alternatives: what this alternative is
+    confirmed: bool | None = None  # False: the source proposes it but nobody reported it working
 
     def is_empty(self) -> bool:
         return not (self.add or self.remove or self.env or self.pins)
@@ -73,6 +74,18 @@ class Performance:
         return all(
             v is None for v in (self.throughput_tok_s, self.concurrency, self.baseline, self.notes)
         )
+
+
+COMMAND_PROVENANCES = ("quoted", "reconstructed")
+
+
+@dataclass(frozen=True)
+class Check:
+    """The record of a second reader's check of a finding against its sources."""
+
+    date: str  # YYYY-MM-DD
+    against: tuple[str, ...] = ()  # the sources compared (URLs, citations)
+    note: str | None = None  # what was compared, what was corrected, what could not be verified
 
 
 @dataclass(frozen=True)
@@ -99,6 +112,9 @@ class Finding:
     sources: tuple[str, ...] = ()
     related: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
+    components: tuple[str, ...] = ()  # failure mechanism: ids from data/components.json
+    command_provenance: str | None = None  # "quoted" or "reconstructed" (the launch commands)
+    checked: Check | None = None  # the second reader's check against the sources
     body: str = ""  # the Markdown story (everything after the front matter)
     path: str | None = None  # file it came from
     line: int | None = None  # line of its start in that file (1 for front-matter files)

@@ -17,8 +17,10 @@ from typing import Any
 
 from kb.errors import FindingError
 from kb.records import (
+    COMMAND_PROVENANCES,
     STATUSES,
     SYMPTOM_CLASSES,
+    Check,
     Finding,
     Fix,
     Framework,
@@ -46,16 +48,20 @@ KEYS = (
     "tried_without_effect",
     "failing_command",
     "working_command",
+    "command_provenance",
     "performance",
     "sources",
     "related",
     "tags",
+    "components",
+    "checked",
 )
 REQUIRED = ("id", "title", "status")
 HARDWARE_KEYS = ("gpu", "count", "sm", "interconnect")
 FRAMEWORK_KEYS = ("name", "version")
 SYMPTOM_KEYS = ("class", "text")
-FIX_KEYS = ("add", "remove", "env", "pins", "note")
+FIX_KEYS = ("add", "remove", "env", "pins", "note", "confirmed")
+CHECKED_KEYS = ("date", "against", "note")
 PERFORMANCE_KEYS = ("throughput_tok_s", "concurrency", "baseline", "notes")
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -142,6 +148,9 @@ def finding_from_dict(
         sources=v.strings(d.get("sources"), ("sources",)),
         related=v.strings(d.get("related"), ("related",)),
         tags=v.strings(d.get("tags"), ("tags",)),
+        components=v.strings(d.get("components"), ("components",)),
+        command_provenance=v.provenance(d.get("command_provenance")),
+        checked=v.checked(d.get("checked")),
         body=body,
         path=str(path),
         line=line,
@@ -349,6 +358,39 @@ class _Checker:
             env=env,
             pins=self.strings(m.get("pins"), (*parts, "pins")),
             note=self.opt_text(m.get("note"), (*parts, "note")),
+            confirmed=self.boolean(m.get("confirmed"), (*parts, "confirmed")),
+        )
+
+    def boolean(self, value: Any, parts: tuple[str, ...]) -> bool | None:
+        if value is None:
+            return None
+        if not isinstance(value, bool):
+            raise self.error(parts, f"'{self._name(parts)}' must be true or false (got {value!r})")
+        return value
+
+    def provenance(self, value: Any) -> str | None:
+        parts = ("command_provenance",)
+        text = self.opt_text(value, parts)
+        if text is not None and text not in COMMAND_PROVENANCES:
+            raise self.error(
+                parts,
+                f"'command_provenance' must be one of: {', '.join(COMMAND_PROVENANCES)} "
+                f"(got {text!r})",
+            )
+        return text
+
+    def checked(self, value: Any) -> Check | None:
+        parts = ("checked",)
+        if value is None:
+            return None
+        m = self.mapping(value, parts, CHECKED_KEYS)
+        date = self.date(m.get("date"), (*parts, "date"))
+        if date is None or len(date) != 10:
+            raise self.error((*parts, "date"), "'checked.date' must be the day of the check, YYYY-MM-DD")
+        return Check(
+            date=date,
+            against=self.strings(m.get("against"), (*parts, "against")),
+            note=self.opt_text(m.get("note"), (*parts, "note")),
         )
 
     def alternatives(self, value: Any) -> tuple[Fix, ...]:
@@ -406,6 +448,7 @@ def finding_to_dict(f: Finding) -> dict[str, Any]:
     _put(d, "tried_without_effect", list(f.tried_without_effect))
     _put(d, "failing_command", f.failing_command)
     _put(d, "working_command", f.working_command)
+    _put(d, "command_provenance", f.command_provenance)
     p = f.performance
     _put(
         d,
@@ -422,6 +465,11 @@ def finding_to_dict(f: Finding) -> dict[str, Any]:
     _put(d, "sources", list(f.sources))
     _put(d, "related", list(f.related))
     _put(d, "tags", list(f.tags))
+    _put(d, "components", list(f.components))
+    if f.checked is not None:
+        d["checked"] = _compact(
+            {"date": f.checked.date, "against": list(f.checked.against), "note": f.checked.note}
+        )
     return d
 
 
@@ -434,6 +482,7 @@ def fix_to_dict(fix: Fix) -> dict[str, Any]:
             "env": list(fix.env),
             "pins": list(fix.pins),
             "note": fix.note,
+            "confirmed": fix.confirmed,
         }
     )
 

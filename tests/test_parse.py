@@ -12,7 +12,7 @@ import pytest
 
 from kb.errors import FindingError
 from kb.parse import MAX_BYTES, parse_bytes, parse_file, parse_text
-from kb.records import Finding, Fix, Framework, Hardware, Performance, Symptom
+from kb.records import Check, Finding, Fix, Framework, Hardware, Performance, Symptom
 from kb.serialize import KEYS, finding_from_dict, finding_to_dict
 from kb.write import render_finding
 
@@ -115,6 +115,9 @@ def _full_finding() -> Finding:
         sources=("a/b#1",),
         related=("other",),
         tags=("t1", "t2"),
+        components=("cuda-graph",),
+        command_provenance="quoted",
+        checked=Check(date="2026-12-01", against=("a/b#1",), note="all fields"),
         body="## Notes\n\nSome text.",
         path="x-1.md",
         line=1,
