@@ -112,7 +112,10 @@ def build_context(
 
     gpu_name, sm = (None, None)
     if gpu:
-        gpu_name, sm = resolve_gpu(gpu)
+        try:
+            gpu_name, sm = resolve_gpu(gpu)
+        except InputError as exc:
+            warnings.append(f"{exc}; matching without the GPU")
     elif detect:
         found = detect_gpu()
         if found:
@@ -177,19 +180,49 @@ def answer(
         warnings.append(
             f"no error lines found in {head.count} lines of log; matching on its text as a question"
         )
+    ctx = context_from_text(ctx, text, warnings)
     query = _with_context_words(text if not tri.lines else "", ctx)
     matches, evidence = searcher.search(query or text, tri, ctx, top=top, use=use)
     if not matches:
         return Answer(False, (), tri, ctx, tuple(warnings), "the knowledge base is empty")
-    confident, why = M.is_confident(
-        evidence.best_line,
-        evidence.best_cosine,
-        evidence.best_context,
-        coverage=evidence.context_coverage,
-        classes=evidence.classes,
-    )
+    from agent.rank import load_ranker
+
+    confident, why = M.is_confident(evidence, load_ranker())
     proposals = tuple(propose(m, ctx) for m in matches)
     return Answer(confident, proposals, tri, ctx, tuple(warnings), why)
+
+
+def context_from_text(ctx: QueryContext, text: str, notices: list[str]) -> QueryContext:
+    """Fill what no option gave (model, GPU, quantization, framework) from what the text names:
+    "Qwen3.5 on B200", "2x RTX 5090D", "vLLM 0.10". Options always win; a notice says what was read."""
+    from agent.context import traits_for_model_type
+    from agent.prose import read_context
+
+    found = read_context(text)
+    changes: dict[str, object] = {}
+    read: list[str] = []
+    if not ctx.model and found.model:
+        changes["model"] = found.model
+        read.append(f"model {found.model}")
+        if ctx.arch is None and found.model_type:
+            changes["arch"] = traits_for_model_type(found.model_type)
+    if not ctx.sm and found.sm:
+        changes["gpu"], changes["sm"] = found.gpu, found.sm
+        read.append(f"GPU {found.gpu or found.sm}")
+    if not ctx.quantization and found.quantization and not (ctx.arch and ctx.arch.quantization):
+        changes["quantization"] = found.quantization
+        read.append(f"quantization {found.quantization}")
+    if not ctx.framework and found.framework:
+        changes["framework"] = found.framework
+        changes["framework_version"] = ctx.framework_version or found.framework_version
+        read.append(
+            f"framework {found.framework}"
+            + (f" {found.framework_version}" if found.framework_version else "")
+        )
+    if not changes:
+        return ctx
+    notices.append("context read from your text: " + ", ".join(read))
+    return replace(ctx, **changes)
 
 
 def _with_context_words(text: str, ctx: QueryContext) -> str:
@@ -200,14 +233,15 @@ def _with_context_words(text: str, ctx: QueryContext) -> str:
 
 def propose(match, ctx: QueryContext) -> Proposal:
     """The flag changes the matched case implies for the user's deployment."""
-    from agent.flags import apply_changes, diff
+    from agent.flags import apply_changes, diff, diff_with_notes
 
     finding: Finding = match.finding
     source_fw = (finding.framework.name or "").lower() or None
     target_fw = ctx.framework or (ctx.command.framework if ctx.command else None) or source_fw
-    changes = diff(
+    changes, notes = diff_with_notes(
         ctx.command, finding.fix, finding_framework=source_fw, target_framework=target_fw
     )
+    not_carried = tuple(n for n in notes if n.startswith(("no ", "dropped")))
     alternatives = tuple(
         diff(ctx.command, alt, finding_framework=source_fw, target_framework=target_fw)
         for alt in finding.alternatives
@@ -215,7 +249,9 @@ def propose(match, ctx: QueryContext) -> Proposal:
     command = apply_changes(ctx.command, changes) if ctx.command is not None else None
     translated = source_fw if (target_fw and source_fw and target_fw != source_fw) else None
     dead_ends = _dead_ends_in(ctx.command, finding.tried_without_effect, source_fw)
-    return Proposal(match, tuple(changes), command, translated, alternatives, dead_ends)
+    return Proposal(
+        match, tuple(changes), command, translated, alternatives, dead_ends, not_carried
+    )
 
 
 def _dead_ends_in(command: LaunchConfig | None, tried: tuple[str, ...], framework) -> tuple[str, ...]:

@@ -1029,7 +1029,7 @@ def _retarget(
         eq = reg.equivalent(ch.name, ch.value, src, dst,
                             kind="config" if _is_config(ch) else "flag")
     if eq is None:
-        return None, f"dropped: {src} {ch.text} has no {dst} equivalent"
+        return None, f"no {dst} equivalent known for {src} {ch.text}"
     if eq.kind == "env":
         text = f"{eq.name}={eq.value}"
         return FlagChange(kind="env", action=ch.action, name=eq.name, value=eq.value, text=text,

@@ -227,7 +227,25 @@ def _check_fields(
                     "or a path to a file",
                 )
 
+    _check_components(d, keys, out)
     _check_flags(d, keys, out, registry)
+
+
+def _check_components(d: Mapping[str, Any], keys: dict[str, int], out: _Collector) -> None:
+    """Every ``components`` id is in the vocabulary of data/components.json."""
+    comps = d.get("components")
+    if not isinstance(comps, list):
+        return
+    from agent.components import vocabulary
+
+    known = vocabulary().ids
+    for i, cid in enumerate(comps):
+        if isinstance(cid, str) and cid.strip() not in known:
+            out.error(
+                keys.get(f"components.{i}", keys.get("components")),
+                f"component '{cid.strip()}' is not in data/components.json; "
+                f"use one of: {', '.join(sorted(known))}",
+            )
 
 
 def is_link(source: str) -> bool:

@@ -1,31 +1,20 @@
-"""The matching policy: pure functions from retrieval signals and context to ranked, explained matches.
+"""The matching policy's pure parts: line overlap, context agreement, class agreement, confidence.
 
-Three retrievers each rank the findings: error-signature overlap (the user's salient log lines against
-each finding's recorded symptom lines, volatile tokens masked), BM25 over the FTS5 index, and cosine
-similarity of embeddings. Reciprocal rank fusion merges the three rankings; the fused relevance is
-then weighted by how close the deployment context is (architecture traits, GPU SM, quantization,
-framework, model). Whether the best match is good enough to present as *the* answer is decided on
-absolute evidence (a shared error line, a high cosine, a same-model context), not on rank alone.
+Three retrievers propose findings: error-signature overlap (the user's salient log lines against each
+finding's recorded symptom lines, volatile tokens masked, words weighted by how informative they are),
+BM25 over the FTS5 index, and cosine similarity of embeddings. ``agent.search`` turns each candidate
+into features (these functions) and ``agent.rank`` scores them with the model fitted on the held-out
+DEV reports. Whether the best match is presented as *the* answer is decided by the fitted probability
+and by absolute evidence: a line of framework boilerplate never makes an answer confident by itself.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kb.records import ArchTraits, Finding, QueryContext
-
-RRF_K = 20
-
-# Calibrated on eval/queries.jsonl (positives and off-topic negatives); see eval/README.md.
-LINE_SHARED = 0.6  # containment of a recorded symptom's tokens in a user line to call it "shared"
-COSINE_CONFIDENT = 0.62
-COSINE_WITH_CONTEXT = 0.45
-CONTEXT_STRONG = 0.75
-CONTEXT_COVERAGE = (
-    0.45  # the strong-context rule needs model/architecture and GPU, not just a framework
-)
 
 _STOP = frozenset(
     """a an and are as at be by for from has have in is it its of on or that the this to was were
@@ -76,17 +65,36 @@ def line_overlap(
     return best
 
 
-def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
-    """Reciprocal rank fusion, normalised so that first place in every ranking scores 1.0."""
-    rankings = [r for r in rankings if r]
-    if not rankings:
-        return {}
-    fused: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, fid in enumerate(ranking):
-            fused[fid] = fused.get(fid, 0.0) + 1.0 / (k + rank + 1)
-    top = len(rankings) / (k + 1)
-    return {fid: score / top for fid, score in fused.items()}
+def weighted_line_overlap(
+    user_lines: Sequence[tuple[str, frozenset[str]]],
+    symptom_lines: Sequence[tuple[str, frozenset[str]]],
+    stats,
+) -> tuple[LineHit, float] | None:
+    """Like ``line_overlap``, with every word weighted by how informative it is (``stats`` is an
+    ``agent.informative.LineStats``): the share of a symptom's information that one user line
+    carries, and how informative the shared words are (0..1, mean word weight).
+
+    At least three shared words; the best pair is the one whose shared words carry the most
+    information, so a decisive line wins over a line of framework boilerplate.
+    """
+    best: tuple[float, LineHit, float] | None = None
+    for u_text, u_tok in user_lines:
+        if not u_tok:
+            continue
+        for s_text, s_tok in symptom_lines:
+            if len(s_tok) < 3:
+                continue
+            shared = u_tok & s_tok
+            if len(shared) < 3:
+                continue
+            s_mass = stats.mass(s_tok)
+            score = stats.mass(shared) / s_mass if s_mass else 0.0
+            score *= min(1.0, len(shared) / min(len(u_tok), 6))
+            info = stats.informativeness(shared)
+            key = score * info
+            if best is None or key > best[0]:
+                best = (key, LineHit(score, u_text, s_text), info)
+    return (best[1], best[2]) if best else None
 
 
 # --- context ---------------------------------------------------------------------------------
@@ -124,6 +132,7 @@ class ContextScore:
     score: float | None  # None when the user gave no context to compare
     reasons: tuple[str, ...]
     coverage: float = 0.0  # share of the context weight the comparison could use (0..1)
+    parts: tuple[tuple[str, float], ...] = ()  # per dimension compared: (name, similarity 0..1)
 
 
 def context_score(
@@ -141,20 +150,27 @@ def context_score(
     this stays a pure function.
     """
     parts: list[tuple[float, float]] = []  # (weight, similarity)
+    named: list[tuple[str, float]] = []
     reasons: list[str] = []
 
     if ctx.model:
         sim = model_similarity(ctx.model, finding.model)
         parts.append((0.20, sim))
+        if finding.model:
+            named.append(("model", sim))
         if sim == 1.0:
             reasons.append(f"same model ({finding.model})")
     if ctx.arch and (ctx.arch.model_type or ctx.arch.traits):
         sim, shared = trait_similarity(ctx.arch, finding_traits)
         parts.append((0.30, sim))
+        if finding.architecture:
+            named.append(("arch", sim))
         reasons.extend(shared)
     if ctx.sm:
         sim = sm_similarity(ctx.sm, finding.hardware.sm) if finding.hardware.sm else 0.0
         parts.append((0.25, sim))
+        if finding.hardware.sm:
+            named.append(("gpu", sim))
         if sim == 1.0:
             reasons.append(f"same GPU generation ({finding.hardware.sm}, {finding.hardware.gpu})")
         elif sim > 0:
@@ -163,6 +179,8 @@ def context_score(
     if q_user:
         sim = quant_similarity(q_user, finding.quantization)
         parts.append((0.15, sim))
+        if finding.quantization:
+            named.append(("quant", sim))
         if sim == 1.0:
             reasons.append(f"same quantization ({finding.quantization})")
         elif sim > 0:
@@ -176,12 +194,16 @@ def context_score(
         f_name = norm(finding.framework.name)
         sim = 1.0 if f_name and f_name == norm(ctx.framework) else 0.0
         parts.append((0.10, sim))
+        if f_name:
+            named.append(("framework", sim))
         if sim:
             reasons.append(f"same framework ({finding.framework.name})")
     if not parts:
         return ContextScore(None, ())
     total = sum(w for w, _ in parts)
-    return ContextScore(sum(w * s for w, s in parts) / total, tuple(reasons), total)
+    return ContextScore(
+        sum(w * s for w, s in parts) / total, tuple(reasons), total, tuple(named)
+    )
 
 
 # Symptom classes that one failure commonly shows together (NaN logits trip the sampler's device
@@ -209,53 +231,35 @@ def class_agreement(user: frozenset[str], recorded: frozenset[str]) -> float | N
     return 0.0
 
 
-def combine(
-    relevance: float,
-    context: float | None,
-    classes: float | None = None,
-    coverage: float = 1.0,
-) -> float:
-    """Final score: text relevance, weighted by deployment context and symptom-class agreement.
+def is_confident(evidence, ranker) -> tuple[bool, str]:
+    """Whether the best match is presented as the answer, and the sentence that says why (not).
 
-    The context penalty grows with how much context was compared (``coverage``): a framework
-    alone cannot bury a case that the text names, a full model + GPU + framework context can.
+    ``evidence`` is an ``agent.search.Evidence``, ``ranker`` an ``agent.rank.Ranker``: the fitted
+    probability must reach the threshold calibrated on the DEV negatives, and a shared line counts
+    only when its words carry information (framework boilerplate never decides alone).
     """
-    score = relevance
-    if context is not None:
-        score *= 1.0 - 0.55 * min(1.0, coverage / 0.6) * (1.0 - context)
-    if classes is not None:
-        score *= 0.7 + 0.3 * classes
-    return score
-
-
-def is_confident(
-    best_line: float,
-    best_cosine: float,
-    context: float | None,
-    *,
-    coverage: float = 0.0,
-    classes: float | None = None,
-) -> tuple[bool, str]:
-    """Absolute evidence that the best match is the answer, and the sentence that says why (not)."""
-    if best_line >= LINE_SHARED:
-        return True, "the log shares an error line with a recorded case"
-    if classes == 0.0:
+    if evidence.mode != "ask":
+        return False, f"{evidence.mode} alone: a ranking, not a diagnosis"
+    if evidence.classes == 0.0 and not evidence.line_informative:
         return False, (
             "the closest recorded case shows another kind of failure; "
             "the cases below are the nearest, not a diagnosis"
         )
-    if best_cosine >= COSINE_CONFIDENT:
-        return True, f"the symptoms read like a recorded case (cosine {best_cosine:.2f})"
-    if (
-        context is not None
-        and coverage >= CONTEXT_COVERAGE
-        and context >= CONTEXT_STRONG
-        and best_cosine >= COSINE_WITH_CONTEXT
-    ):
-        return True, "a recorded case ran the same kind of model on the same kind of GPU"
+    if evidence.probability >= ranker.confident_at:
+        if evidence.line_informative and evidence.best_line >= ranker.line_shared:
+            return True, "the log shares an informative error line with a recorded case"
+        return True, (
+            f"the evidence for the best case is strong (p={evidence.probability:.2f} "
+            f">= {ranker.confident_at:.2f})"
+        )
+    if evidence.best_line >= ranker.line_shared and not evidence.line_informative:
+        return False, (
+            "the only shared line is framework boilerplate, which many failures print; "
+            "the cases below are the nearest, not a diagnosis"
+        )
     return False, (
-        "nothing in the knowledge base is close: no shared error line, best similarity "
-        f"{best_cosine:.2f}; the cases below are the nearest, not a diagnosis"
+        f"nothing in the knowledge base is close enough (p={evidence.probability:.2f} "
+        f"< {ranker.confident_at:.2f}); the cases below are the nearest, not a diagnosis"
     )
 
 

@@ -51,6 +51,7 @@ def proposal_dict(p: Proposal) -> dict:
         "translated_from": p.translated_from,
         "tried_without_effect": list(f.tried_without_effect),
         "tried_without_effect_in_your_command": list(p.dead_ends_in_command),
+        "not_carried": list(p.not_carried),
         "command": p.command,
     }
 
@@ -158,9 +159,14 @@ def render_answer(a: Answer, console) -> None:
             f"  [dim]translated from {escape(best.translated_from)} to "
             f"{escape(a.context.framework or '')} through the flag registry[/dim]"
         )
-    lines += [_change_line(c) for c in best.changes] or [
-        "  (nothing to change: your command already has the fix)"
-    ]
+    lines += [_change_line(c) for c in best.changes]
+    lines += [f"  [yellow]![/yellow] {escape(n)}" for n in best.not_carried]
+    if not best.changes and not best.not_carried:
+        lines.append(
+            "  (nothing to change: your command already has the fix)"
+            if not f.fix.is_empty()
+            else "  (the case records no fix)"
+        )
     for i, alt in enumerate(best.alternatives, 1):
         lines.append(f"  [dim]alternative {i}:[/dim]")
         lines += [_change_line(c) for c in alt]

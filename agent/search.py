@@ -29,11 +29,38 @@ def _head_words(text: str, n: int) -> str:
 class Evidence:
     """Per-query absolute evidence about the best match, for the confidence decision."""
 
-    best_line: float
+    best_line: float  # containment of the best shared line (0..1)
     best_cosine: float
-    best_context: float | None
+    best_context: float | None = None
     context_coverage: float = 0.0
     classes: float | None = None  # agreement of symptom classes, see match.class_agreement
+    probability: float = 0.0  # the ranker's probability for the top match
+    line_informative: bool = False  # the shared line carries information of its own
+    mode: str = "ask"  # "ask" (fitted ranking), "bm25" or "embedding" (the baselines)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One finding considered for a query, with the evidence the ranker scores."""
+
+    fid: str
+    features: tuple[float, ...]  # in the order of agent.rank.FEATURES
+    hit: M.LineHit | None
+    line_info: float  # informativeness of the words the best line shares (0..1)
+    bm25_rank: int | None
+    bm25_score: float
+    cosine: float
+    components: tuple[str, ...]  # failure components shared with the query
+    context: M.ContextScore
+    classes: float | None
+
+
+@dataclass(frozen=True)
+class QueryEvidence:
+    """What the retrievers saw of the query as a whole."""
+
+    components: frozenset[str]
+    classes: frozenset[str]
 
 
 class Searcher:
@@ -48,6 +75,8 @@ class Searcher:
         self._postings: dict[str, set[str]] = {}
         self._vocabulary = None
         self._traits: dict[str, ArchTraits] = {}
+        self._component_idf: dict[str, float] | None = None
+        self._components: dict[str, frozenset[str]] = {}
 
     # -- lazily loaded state -----------------------------------------------------------------
 
@@ -117,24 +146,29 @@ class Searcher:
 
     # -- retrievers ------------------------------------------------------------------------
 
-    def by_lines(self, triage: Triage) -> dict[str, M.LineHit]:
+    def by_lines(self, triage: Triage) -> dict[str, tuple[M.LineHit, float]]:
+        """Findings sharing an error line: (best hit, informativeness of the shared words)."""
+        from agent.informative import line_stats
+
+        stats = line_stats()
         user = [(ln.text, M.tokens(ln.signature)) for ln in triage.lines]
-        hits: dict[str, M.LineHit] = {}
+        hits: dict[str, tuple[M.LineHit, float]] = {}
         if not user:
             return hits
         lines_of = self._symptom_lines()
         for fid in self._line_candidates([toks for _, toks in user]):
-            hit = M.line_overlap(user, lines_of[fid])
-            if hit is not None and hit.score >= 0.3:
-                hits[fid] = hit
+            found = M.weighted_line_overlap(user, lines_of[fid], stats)
+            if found is not None and found[0].score >= 0.3:
+                hits[fid] = found
         return hits
 
-    def by_bm25(self, text: str) -> list[str]:
+    def by_bm25(self, text: str) -> list[tuple[str, float]]:
+        """``(finding id, BM25 score)``, best first."""
         from kb.store import fts_search, fts_vocabulary
 
         if self._vocabulary is None:
             self._vocabulary = fts_vocabulary(self.db)
-        return [fid for fid, _ in fts_search(self.db, text, limit=POOL, vocabulary=self._vocabulary)]
+        return fts_search(self.db, text, limit=POOL, vocabulary=self._vocabulary)
 
     def by_embedding(self, text: str) -> dict[str, float]:
         import numpy as np
@@ -155,7 +189,106 @@ class Searcher:
                 best[fid] = max(best.get(fid, -1.0), float(sims[idx]))
         return best
 
+    def component_weights(self) -> dict[str, float]:
+        """Inverse document frequency of each failure component over the findings."""
+        if self._component_idf is None:
+            import math
+
+            from agent.components import of_finding
+
+            df: dict[str, int] = {}
+            self._components = {}
+            for fid, f in self.findings.items():
+                comps = of_finding(f)
+                self._components[fid] = comps
+                for c in comps:
+                    df[c] = df.get(c, 0) + 1
+            n = len(self.findings)
+            self._component_idf = {c: math.log((n + 1) / (d + 0.5)) for c, d in df.items()}
+        return self._component_idf
+
+    def components_of(self, fid: str) -> frozenset[str]:
+        self.component_weights()
+        return self._components.get(fid, frozenset())
+
     # -- the query -------------------------------------------------------------------------
+
+    def candidates(
+        self,
+        text: str,
+        triage: Triage,
+        ctx: QueryContext,
+        *,
+        use: Sequence[str] = ("lines", "bm25", "embedding"),
+        context_funcs: tuple[Callable, Callable, Callable] | None = None,
+    ) -> tuple[list[Candidate], QueryEvidence]:
+        """Every finding a retriever proposes, with the features the ranker scores."""
+        from agent import components as C
+        from agent.rank import centred
+
+        errors = [ln for ln in triage.lines if ln.cls] or list(triage.lines)
+        query_text = "\n".join(ln.text for ln in errors) or text
+        user_classes = frozenset(ln.cls for ln in errors if ln.cls)
+        triage = Triage(tuple(errors), triage.total_lines)
+        lines = self.by_lines(triage) if "lines" in use else {}
+        bm25_scored = self.by_bm25(query_text) if "bm25" in use else []
+        bm25 = [fid for fid, _ in bm25_scored]
+        bm25_score = dict(bm25_scored)
+        cos = self.by_embedding(_head_words(query_text, QUERY_WORDS)) if "embedding" in use else {}
+        q_comps = C.from_text(text) | C.from_text(query_text) | C.from_command(ctx.command)
+        info = QueryEvidence(q_comps, user_classes)
+
+        pool = set(lines) | set(bm25[:POOL]) | set(M.rank_order(cos)[:POOL])
+        if not pool:
+            return [], info
+        if context_funcs is None:
+            from agent.context import quantization_similarity, sm_similarity, trait_similarity
+
+            context_funcs = (trait_similarity, sm_similarity, quantization_similarity)
+        weights = self.component_weights() if q_comps else {}
+        q_mass = sum(weights.get(c, 0.0) for c in q_comps)
+        top_cos = max(cos.values()) if cos else 0.0
+        out: list[Candidate] = []
+        for fid in sorted(pool):
+            finding = self.findings.get(fid)
+            if finding is None:
+                continue  # vanished from the index since it was loaded
+            hit, line_info = lines.get(fid, (None, 0.0))
+            rank = bm25.index(fid) + 1 if fid in bm25 else None
+            shared = q_comps & self.components_of(fid)
+            comp = sum(weights.get(c, 0.0) for c in shared) / q_mass if q_mass else 0.0
+            cs = M.context_score(ctx, finding, self.traits_of(finding), *context_funcs)
+            agree = M.class_agreement(user_classes, frozenset(s.cls for s in finding.symptoms))
+            parts = dict(cs.parts)
+            c = cos.get(fid, 0.0)
+            features = (
+                (hit.score * line_info) if hit else 0.0,
+                1.0 / rank if rank else 0.0,
+                c,
+                (c - top_cos) if fid in cos else -1.0,
+                comp,
+                centred(parts.get("arch")),
+                centred(parts.get("gpu")),
+                centred(parts.get("quant")),
+                centred(parts.get("framework")),
+                centred(parts.get("model")),
+                centred(agree),
+            )
+            out.append(
+                Candidate(
+                    fid,
+                    features,
+                    hit,
+                    line_info,
+                    rank,
+                    bm25_score.get(fid, 0.0),
+                    c,
+                    tuple(sorted(shared)),
+                    cs,
+                    agree,
+                )
+            )
+        return out, info
 
     def search(
         self,
@@ -166,69 +299,74 @@ class Searcher:
         top: int = 3,
         use: Sequence[str] = ("lines", "bm25", "embedding"),
         context_funcs: tuple[Callable, Callable, Callable] | None = None,
+        ranker=None,
     ) -> tuple[list[Match], Evidence]:
-        """Rank findings for a query. ``use`` selects retrievers (the evaluation compares them)."""
-        errors = [ln for ln in triage.lines if ln.cls] or list(triage.lines)
-        query_text = "\n".join(ln.text for ln in errors) or text
-        user_classes = frozenset(ln.cls for ln in errors if ln.cls)
-        triage = Triage(tuple(errors), triage.total_lines)
-        lines = self.by_lines(triage) if "lines" in use else {}
-        bm25 = self.by_bm25(query_text) if "bm25" in use else []
-        cos = self.by_embedding(_head_words(query_text, QUERY_WORDS)) if "embedding" in use else {}
+        """Rank findings for a query. ``use`` selects retrievers: all three are the fitted ranking
+        ("ask"); ``("bm25",)`` or ``("embedding",)`` alone rank by that retriever (the baselines)."""
+        from agent.components import label
+        from agent.rank import load_ranker
 
-        rankings = [
-            sorted(lines, key=lambda f: (-lines[f].score, f)),
-            bm25,
-            M.rank_order(cos)[:POOL],
-        ]
-        fused = M.rrf(rankings)
-        if not fused:
-            return [], Evidence(0.0, 0.0, None)
-
-        if context_funcs is None:
-            from agent.context import quantization_similarity, sm_similarity, trait_similarity
-
-            context_funcs = (trait_similarity, sm_similarity, quantization_similarity)
-
-        scored: list[tuple[float, str, M.ContextScore, float | None]] = []
-        for fid, rel in fused.items():
-            finding = self.findings.get(fid)
-            if finding is None:
-                continue
-            cs = M.context_score(ctx, finding, self.traits_of(finding), *context_funcs)
-            agree = M.class_agreement(user_classes, frozenset(s.cls for s in finding.symptoms))
-            scored.append((M.combine(rel, cs.score, agree, cs.coverage), fid, cs, agree))
-        scored.sort(key=lambda t: (-t[0], t[1]))
-        if not scored:  # every candidate vanished from the index since it was loaded
-            return [], Evidence(0.0, 0.0, None)
+        ranker = ranker or load_ranker()
+        cands, _ = self.candidates(text, triage, ctx, use=use, context_funcs=context_funcs)
+        if not cands:
+            return [], Evidence(0.0, 0.0)
+        mode = "ask" if len(use) > 1 else use[0]
+        if mode == "bm25":
+            scored = [(c.bm25_score, 0.0, c) for c in cands if c.bm25_rank]
+        elif mode == "embedding":
+            scored = [(c.cosine, 0.0, c) for c in cands]
+        else:
+            logits = [ranker.logit(c.features) for c in cands]
+            probs = ranker.probabilities(logits)
+            scored = list(zip(logits, probs, cands, strict=True))
+        scored.sort(key=lambda t: (-t[0], t[2].fid))
+        if not scored:
+            return [], Evidence(0.0, 0.0)
 
         matches = []
-        for score, fid, cs, _agree in scored[:top]:
+        for score, prob, c in scored[:top]:
             reasons: list[str] = []
-            hit = lines.get(fid)
-            if hit is not None and hit.score >= M.LINE_SHARED:
+            hit = c.hit
+            informative = c.line_info >= ranker.boilerplate_below
+            if hit is not None and hit.score >= ranker.line_shared and informative:
                 reasons.append(f"shares the error line: {hit.finding_line.strip()[:160]}")
-            elif hit is not None:
+            elif hit is not None and informative:
                 reasons.append(f"partly shares the error line: {hit.finding_line.strip()[:160]}")
-            if fid in cos:
-                reasons.append(f"symptom similarity {cos[fid]:.2f}")
-            if fid in bm25[:10]:
-                reasons.append(f"keyword rank {bm25.index(fid) + 1}")
-            reasons.extend(cs.reasons)
+            elif hit is not None:
+                reasons.append(
+                    "shares only a generic line (framework boilerplate, not evidence by itself): "
+                    f"{hit.finding_line.strip()[:120]}"
+                )
+            if c.components:
+                reasons.append(
+                    "same failure component: " + ", ".join(label(x) for x in c.components)
+                )
+            if c.cosine:
+                reasons.append(f"symptom similarity {c.cosine:.2f}")
+            if c.bm25_rank and c.bm25_rank <= 10:
+                reasons.append(f"keyword rank {c.bm25_rank}")
+            reasons.extend(c.context.reasons)
             signals = (
                 ("lines", hit.score if hit else 0.0),
-                ("bm25_rank", float(bm25.index(fid) + 1) if fid in bm25 else 0.0),
-                ("cosine", cos.get(fid, 0.0)),
-                ("context", cs.score if cs.score is not None else -1.0),
+                ("line_info", c.line_info),
+                ("bm25_rank", float(c.bm25_rank or 0)),
+                ("cosine", c.cosine),
+                ("components", c.features[4]),
+                ("context", c.context.score if c.context.score is not None else -1.0),
+                ("probability", prob),
             )
-            matches.append(Match(self.findings[fid], round(score, 4), tuple(reasons), signals))
+            value = prob if mode == "ask" else score
+            matches.append(Match(self.findings[c.fid], round(value, 4), tuple(reasons), signals))
 
-        _, top_fid, top_cs, top_agree = scored[0]
+        _, top_prob, best = scored[0]
         evidence = Evidence(
-            best_line=lines[top_fid].score if top_fid in lines else 0.0,
-            best_cosine=cos.get(top_fid, 0.0),
-            best_context=top_cs.score,
-            context_coverage=top_cs.coverage,
-            classes=top_agree,
+            best_line=best.hit.score if best.hit else 0.0,
+            best_cosine=best.cosine,
+            best_context=best.context.score,
+            context_coverage=best.context.coverage,
+            classes=best.classes,
+            probability=top_prob,
+            line_informative=best.line_info >= ranker.boilerplate_below,
+            mode=mode,
         )
         return matches, evidence

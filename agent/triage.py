@@ -18,7 +18,9 @@ bounded memory: a three-line ring buffer for context, one traceback state per pr
 
 Lines that differ only in volatile tokens (time, rank, pid, addresses, numbers, paths) share a
 ``signature`` and are reported once, with a count and the ranks (``TP5``, ``rank3``) they came
-from. Output order: importance (the ``IMPORTANCE`` of the line's reason), then first appearance.
+from. Output order: error lines before context lines; framework boilerplate (``agent.informative``)
+behind the causal warnings; then importance (the ``IMPORTANCE`` of the line's reason), classified
+lines first, the more informative line first, then first appearance.
 A question with no error in it gives an empty ``Triage``: the caller then uses the raw text.
 """
 
@@ -703,7 +705,7 @@ class _Triager:
             for e in self.entries.values()
         ]
         lines += self._assert_lines()
-        lines.sort(key=lambda s: (IMPORTANCE[s.reason], s.line or 0))
+        lines.sort(key=_decisive_first)
         return Triage(tuple(lines[: self.max_lines]), self.n)
 
     def _assert_lines(self) -> list[SalientLine]:
@@ -742,6 +744,23 @@ class _Triager:
             for u in group:
                 del left[u]
         return out
+
+
+def _decisive_first(line: SalientLine) -> tuple[bool, float, bool, float, int]:
+    """Order of the salient lines: error lines before context lines; framework boilerplate (lines
+    whose words occur in failures of every kind, ``agent.informative``) moves behind the causal
+    warnings (a kernel assertion or a pasted response, importance 0, stays first); then importance (``IMPORTANCE``), classified lines first, the more informative line
+    first, then first appearance."""
+    from agent.informative import line_stats
+    from agent.match import tokens
+    from agent.rank import load_ranker
+
+    info = line_stats().informativeness(tokens(line.signature))
+    importance = float(IMPORTANCE[line.reason])
+    if importance > 0 and info < load_ranker().boilerplate_below:
+        importance = max(importance, IMPORTANCE["causal-warning"] + 0.5)
+    context = line.reason.startswith("before-")
+    return (context, importance, line.cls is None, -round(info, 1), line.line or 0)
 
 
 def _sorted_ranks(ranks: Iterable[str]) -> tuple[str, ...]:

@@ -241,6 +241,7 @@ class Proposal:
     translated_from: str | None = None  # the finding's framework, when changes were translated
     alternatives: tuple[tuple[FlagChange, ...], ...] = ()
     dead_ends_in_command: tuple[str, ...] = ()  # tried without effect last time, yet in yours
+    not_carried: tuple[str, ...] = ()  # parts of the case's fix with no equivalent in your framework
 
 
 @dataclass(frozen=True)

@@ -1,19 +1,24 @@
 #!/usr/bin/env python3
-"""Public evaluation of `deploykb ask` on eval/queries.jsonl.
+"""Evaluate `deploykb ask` on real public failure reports it was not tuned on.
 
-For each retrieval mode it prints recall@1 and recall@3 (the expected finding is first / in the top
-three), fix-hit@1 (the first answer proposes the expected fix), and how often the answer is marked
-confident on the queries that have an answer and on the off-topic negatives.
+The held-out set (eval/heldout/, see its README) holds reports written by other people than the
+findings' sources, split by finding into DEV (everything tunable is fitted there) and TEST (only
+reported). One run scores, on the same fresh index of the shipped findings:
 
-Modes, in one run over the same index:
-  hybrid      error-signature lines + BM25 + embeddings, fused, weighted by deployment context
-  bm25        FTS5 BM25 alone
-  embedding   cosine similarity of MiniLM embeddings alone
+  ask         the fitted ranking (error lines + BM25 + embeddings + components + context)
+  bm25        FTS5 BM25 alone over the same findings
+  embedding   MiniLM cosine alone
 
-Usage:
-    .venv/bin/python scripts/eval.py                 # table
-    .venv/bin/python scripts/eval.py --misses        # also list the queries hybrid gets wrong
-    .venv/bin/python scripts/eval.py --json          # machine-readable
+Columns: recall@1 / recall@3 (an expected finding first / in the top three), fix@1 (the top answer
+proposes the report's confirmed fix: knob and value), knob@1 (the same knob, any value), conf-neg
+(share of negatives answered confidently: want 0), conf-right (share of right top-1 answers marked
+confident: want high). The baselines' confidence is a threshold on their own top score, set on the
+DEV negatives in the same run (the highest DEV negative score).
+
+    .venv/bin/python scripts/eval.py                      # dev and test tables
+    .venv/bin/python scripts/eval.py --misses test        # also list what ask gets wrong on test
+    .venv/bin/python scripts/eval.py --json > out.json    # every query with its signals
+    .venv/bin/python scripts/eval.py --set paraphrase     # the old paraphrase set (regression)
 """
 
 from __future__ import annotations
@@ -23,7 +28,6 @@ import json
 import os
 import sys
 import tempfile
-from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,38 +35,95 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 MODES = {
-    "hybrid": ("lines", "bm25", "embedding"),
+    "ask": ("lines", "bm25", "embedding"),
     "bm25": ("bm25",),
     "embedding": ("embedding",),
 }
 
 
-def load_queries(path: Path) -> list[dict]:
-    queries = []
+# --- queries ---------------------------------------------------------------------------------
+
+
+def heldout_queries() -> list[dict]:
+    from scripts.heldout import load_reports, split
+
+    reports = load_reports()
+    parts = split(reports)
+    out = []
+    for r in reports:
+        ctx = r.get("context") or {}
+        out.append(
+            {
+                "id": r["id"],
+                "part": parts[r["id"]],
+                "kind": r["kind"],
+                "text": r.get("text") or "",
+                "cmd": r.get("command"),
+                "model": ctx.get("model"),
+                "gpu": ctx.get("gpu"),
+                "quant": ctx.get("quantization"),
+                "framework": ctx.get("framework"),
+                "expected": r.get("expect") or [],
+                "fix": r.get("fix"),
+                "url": r.get("url"),
+            }
+        )
+    return out
+
+
+def paraphrase_queries() -> list[dict]:
+    path = ROOT / "eval" / "queries.jsonl"
+    out = []
     for n, line in enumerate(path.read_text().splitlines(), 1):
-        if line.strip():
-            try:
-                queries.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise SystemExit(f"{path}:{n}: invalid JSON ({exc.msg})") from None
-    return queries
+        if not line.strip():
+            continue
+        try:
+            q = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SystemExit(f"{path}:{n}: invalid JSON ({exc.msg})") from None
+        text = (ROOT / q["log"]).read_text(errors="replace") if q.get("log") else q["text"]
+        fix = {"add": q.get("expected_fix") or []} if q.get("expected_fix") else None
+        out.append(
+            {
+                "id": q["id"],
+                "part": "paraphrase",
+                "kind": "positive" if q.get("expected") else "negative",
+                "text": text,
+                "cmd": q.get("cmd"),
+                "model": q.get("model"),
+                "arch": q.get("arch"),
+                "gpu": q.get("gpu"),
+                "quant": q.get("quant"),
+                "framework": q.get("framework"),
+                "expected": q.get("expected") or [],
+                "fix": fix,
+            }
+        )
+    return out
 
 
-def query_lines(q: dict) -> list[str]:
-    if q.get("log"):
-        return (ROOT / q["log"]).read_text(errors="replace").splitlines(keepends=True)
-    return q["text"].splitlines(keepends=True) or [q["text"]]
+# --- fixes -----------------------------------------------------------------------------------
 
 
-def fix_keys(items, framework: str | None) -> set[tuple[str, str | None]]:
-    """Canonical (name, value) pairs of fix strings, through the same parser `ask` uses."""
+def fix_keys(fix: dict | None, framework: str | None) -> set[tuple[str, str | None]]:
+    """Canonical (knob, value) pairs of a fix mapping, through the parser `ask` uses."""
     from agent.flags import parse_fix_item
+    from kb.errors import DeployKBError
 
     keys: set[tuple[str, str | None]] = set()
-    for item in items:
-        for change in parse_fix_item(item, framework):
+    if not fix:
+        return keys
+    for item in [*fix.get("add", []), *fix.get("remove", []), *fix.get("env", [])]:
+        try:
+            changes = parse_fix_item(item, framework)
+        except DeployKBError:
+            continue
+        for change in changes:
             value = (change.value or "").strip("'\"").lower() or None
             keys.add((change.name.lower(), value))
+    for pin in fix.get("pins", []):
+        name, _, version = pin.replace(":", "==", 1).partition("==")
+        keys.add((name.strip().lower(), version.strip().lower() or None))
     return keys
 
 
@@ -70,6 +131,9 @@ def proposal_keys(proposal) -> set[tuple[str, str | None]]:
     return {
         (c.name.lower(), (c.value or "").strip("'\"").lower() or None) for c in proposal.changes
     }
+
+
+# --- running ---------------------------------------------------------------------------------
 
 
 def build_index(db_path: Path):
@@ -85,73 +149,146 @@ def build_index(db_path: Path):
     return db
 
 
-def run(queries: list[dict], db) -> dict:
-    from agent.ask import answer, build_context
+def query_context(q: dict):
+    """The context a user would pass as options; a value the tool rejects is dropped, as the user
+    would drop it after the error."""
+    from agent.ask import build_context
+    from kb.errors import DeployKBError
+
+    opts = {k: q.get(k) for k in ("model", "arch", "quant", "gpu", "framework", "cmd")}
+    dropped = []
+    for _ in range(len(opts) + 1):
+        warnings: list[str] = []
+        try:
+            return build_context(detect=False, warnings=warnings, **opts), dropped
+        except DeployKBError as exc:
+            message = str(exc)
+            for key in ("cmd", "model", "gpu", "framework", "quant", "arch"):
+                if opts.get(key) and (key in message or f"--{key}" in message):
+                    break
+            else:
+                key = next(k for k in ("cmd", "model", "gpu", "framework", "quant", "arch") if opts.get(k))
+            dropped.append(f"{key}: {message}")
+            opts[key] = None
+    raise SystemExit(f"{q['id']}: cannot build a context")
+
+
+def run(queries: list[dict], db, *, detail: bool = False) -> dict[str, list[dict]]:
+    from agent.ask import answer
     from agent.search import Searcher
 
     searcher = Searcher(db)
     results: dict[str, list[dict]] = {mode: [] for mode in MODES}
     for q in queries:
-        warnings: list[str] = []
-        full_ctx = build_context(
-            model=q.get("model"),
-            arch=q.get("arch"),
-            quant=q.get("quant"),
-            gpu=q.get("gpu"),
-            framework=q.get("framework"),
-            cmd=q.get("cmd"),
-            detect=False,
-            warnings=warnings,
-        )
+        full_ctx, dropped = query_context(q)
+        want_fix = fix_keys(q.get("fix"), full_ctx.framework)
+        lines = q["text"].splitlines(keepends=True) or [q["text"]]
         for mode, use in MODES.items():
-            ctx = full_ctx if mode == "hybrid" else type(full_ctx)(command=full_ctx.command)
-            a = answer(query_lines(q), ctx, searcher, top=3, use=use)
+            ctx = full_ctx if mode == "ask" else type(full_ctx)(command=full_ctx.command)
+            a = answer(lines, ctx, searcher, top=3, use=use)
             ids = [p.match.finding.id for p in a.proposals]
-            expected = set(q.get("expected") or [])
+            expected = set(q["expected"])
             row = {
                 "id": q["id"],
-                "kind": q.get("kind"),
+                "part": q["part"],
+                "kind": q["kind"],
                 "expected": sorted(expected),
                 "got": ids,
+                "top_score": a.proposals[0].match.score if a.proposals else 0.0,
                 "confident": a.confident,
                 "hit1": bool(ids) and ids[0] in expected,
                 "hit3": bool(expected & set(ids[:3])),
                 "fix_hit1": None,
+                "knob_hit1": None,
             }
-            if q.get("expected_fix") and a.proposals and expected:
-                best = a.proposals[0]
-                want = fix_keys(q["expected_fix"], best.match.finding.framework.name)
-                row["fix_hit1"] = bool(want & proposal_keys(best))
+            if want_fix and a.proposals and expected:
+                have = proposal_keys(a.proposals[0])
+                row["fix_hit1"] = bool(want_fix & have)
+                row["knob_hit1"] = bool({k for k, _ in want_fix} & {k for k, _ in have})
+            if detail:
+                row["verdict"] = a.verdict
+                row["dropped_context"] = dropped
+                row["context"] = {
+                    "model": a.context.model,
+                    "sm": a.context.sm,
+                    "quantization": a.context.quantization,
+                    "framework": a.context.framework,
+                }
+                row["matches"] = [
+                    {"id": p.match.finding.id, "score": p.match.score, "signals": dict(p.match.signals)}
+                    for p in a.proposals
+                ]
             results[mode].append(row)
     return results
+
+
+def apply_baseline_confidence(results: dict[str, list[dict]]) -> dict[str, float]:
+    """A baseline is 'confident' above the highest top score any DEV negative got (same run)."""
+    thresholds = {}
+    for mode in ("bm25", "embedding"):
+        dev_neg = [r["top_score"] for r in results[mode] if r["part"] == "dev" and not r["expected"]]
+        t = max(dev_neg) if dev_neg else float("inf")
+        thresholds[mode] = t
+        for r in results[mode]:
+            r["confident"] = bool(r["got"]) and r["top_score"] > t
+    return thresholds
 
 
 def summarise(rows: list[dict]) -> dict:
     pos = [r for r in rows if r["expected"]]
     neg = [r for r in rows if not r["expected"]]
     fix = [r for r in pos if r["fix_hit1"] is not None]
+    right = [r for r in pos if r["hit1"]]
+
+    def share(items, key) -> float | None:
+        return sum(bool(r[key]) for r in items) / len(items) if items else None
+
     return {
-        "queries": len(pos),
+        "positives": len(pos),
         "negatives": len(neg),
-        "recall@1": sum(r["hit1"] for r in pos) / max(1, len(pos)),
-        "recall@3": sum(r["hit3"] for r in pos) / max(1, len(pos)),
-        "fix-hit@1": sum(bool(r["fix_hit1"]) for r in fix) / max(1, len(fix)),
-        "fix_queries": len(fix),
-        "confident_on_positives": sum(r["confident"] for r in pos) / max(1, len(pos)),
-        "confident_on_negatives": sum(r["confident"] for r in neg) / max(1, len(neg)),
-        "confident_and_right": sum(r["confident"] and r["hit1"] for r in pos) / max(1, len(pos)),
+        "with_fix": len(fix),
+        "recall@1": share(pos, "hit1"),
+        "recall@3": share(pos, "hit3"),
+        "fix@1": share(fix, "fix_hit1"),
+        "knob@1": share(fix, "knob_hit1"),
+        "conf-neg": share(neg, "confident"),
+        "conf-right": share(right, "confident"),
     }
 
 
+def _fmt(x) -> str:
+    return "    -" if x is None else f"{x:5.2f}"
+
+
+def print_table(title: str, table: dict[str, dict]) -> None:
+    s = table["ask"]
+    print(
+        f"{title}: {s['positives']} positives ({s['with_fix']} with a confirmed fix), "
+        f"{s['negatives']} negatives"
+    )
+    cols = ("recall@1", "recall@3", "fix@1", "knob@1", "conf-neg", "conf-right")
+    header = f"{'mode':<10}" + "".join(f"{c:>11}" for c in cols)
+    print(header)
+    print("-" * len(header))
+    for mode, row in table.items():
+        print(f"{mode:<10}" + "".join(f"{_fmt(row[c]):>11}" for c in cols))
+    print()
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser(description="Evaluate deploykb ask on eval/queries.jsonl.")
-    ap.add_argument("--queries", type=Path, default=ROOT / "eval" / "queries.jsonl")
+    ap = argparse.ArgumentParser(description="Evaluate deploykb ask on held-out real reports.")
+    ap.add_argument("--set", choices=("heldout", "paraphrase"), default="heldout")
     ap.add_argument("--db", type=Path, help="use this index instead of building a fresh one")
-    ap.add_argument("--misses", action="store_true", help="list the queries hybrid gets wrong")
-    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--misses", choices=("dev", "test", "paraphrase"), help="list what ask gets wrong")
+    ap.add_argument("--json", action="store_true", help="every query with its signals and evidence")
+    ap.add_argument(
+        "--parts", default="dev,test", help="which parts to run: dev,test (default) or dev alone"
+    )
     args = ap.parse_args()
 
-    queries = load_queries(args.queries)
+    queries = heldout_queries() if args.set == "heldout" else paraphrase_queries()
+    wanted = set(args.parts.split(",")) | {"paraphrase"}
+    queries = [q for q in queries if q["part"] in wanted]
     with tempfile.TemporaryDirectory() as tmp:
         if args.db:
             from kb.store import open_db
@@ -159,38 +296,33 @@ def main() -> None:
             db = open_db(args.db)
         else:
             db = build_index(Path(tmp) / "eval.db")
-        results = run(queries, db)
+        results = run(queries, db, detail=args.json)
 
-    table = {mode: summarise(rows) for mode, rows in results.items()}
+    parts = tuple(p for p in ("dev", "test") if p in wanted) if args.set == "heldout" else ("paraphrase",)
+    thresholds = apply_baseline_confidence(results) if args.set == "heldout" else {}
+    tables = {
+        part: {mode: summarise([r for r in rows if r["part"] == part]) for mode, rows in results.items()}
+        for part in parts
+    }
     if args.json:
-        print(json.dumps({"summary": table, "rows": results}, indent=2))
+        print(json.dumps({"summary": tables, "baseline_thresholds": thresholds, "rows": results}, indent=1))
         return
-    kinds = Counter(q.get("kind") for q in queries)
-    print(f"{len(queries)} queries ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))})")
-    print()
-    header = (
-        f"{'mode':<10} {'recall@1':>9} {'recall@3':>9} {'fix-hit@1':>10} {'conf+':>7} {'conf-':>7}"
-    )
-    print(header)
-    print("-" * len(header))
-    for mode, s in table.items():
+    for part in parts:
+        print_table(part.upper(), tables[part])
+    if thresholds:
         print(
-            f"{mode:<10} {s['recall@1']:>9.3f} {s['recall@3']:>9.3f} {s['fix-hit@1']:>10.3f} "
-            f"{s['confident_on_positives']:>7.2f} {s['confident_on_negatives']:>7.2f}"
+            "baseline confidence thresholds (highest DEV negative top score): "
+            + ", ".join(f"{m} {t:.3f}" for m, t in thresholds.items())
         )
-    s = table["hybrid"]
-    print()
-    print(
-        f"positives {s['queries']}, negatives {s['negatives']}, with an expected fix {s['fix_queries']}; "
-        "conf+ / conf- = share marked confident on positives / on negatives (want high / 0)"
-    )
     if args.misses:
-        print("\nhybrid misses:")
-        for r in results["hybrid"]:
+        print(f"\nask on {args.misses}:")
+        for r in results["ask"]:
+            if r["part"] != args.misses:
+                continue
             if r["expected"] and not r["hit1"]:
-                print(f"  {r['id']:<6} {r['kind']:<22} want {r['expected']} got {r['got'][:3]}")
+                print(f"  miss  {r['id']:<28} want {r['expected']} got {r['got'][:3]}")
             if not r["expected"] and r["confident"]:
-                print(f"  {r['id']:<6} {r['kind']:<22} negative marked confident: {r['got'][:1]}")
+                print(f"  conf- {r['id']:<28} negative answered confidently: {r['got'][:1]}")
 
 
 if __name__ == "__main__":

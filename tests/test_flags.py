@@ -529,8 +529,8 @@ def test_sglang_finding_translated_for_a_vllm_command() -> None:
                    text="NCCL_P2P_DISABLE=1"),
     )
     assert notes == (
-        "dropped: sglang --moe-runner-backend flashinfer_mxfp4 has no vllm equivalent",
-        "dropped: sglang SGLANG_ENABLE_JIT_DEEPGEMM=0 has no vllm equivalent",
+        "no vllm equivalent known for sglang --moe-runner-backend flashinfer_mxfp4",
+        "no vllm equivalent known for sglang SGLANG_ENABLE_JIT_DEEPGEMM=0",
         "dropped: sglang==0.5.9 is a sglang pin, not for vllm",
         "already set: --tensor-parallel-size 4",
     )

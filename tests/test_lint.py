@@ -226,3 +226,16 @@ def test_shipped_findings_lint_clean():
     assert report.files >= 41
     assert [str(p) for p in report.errors] == []
     assert [str(p) for p in report.warnings] == []
+
+
+def test_an_unknown_component_is_an_error_naming_the_vocabulary(tmp_path):
+    from agent.lint import lint_paths
+
+    path = tmp_path / "x-1.md"
+    path.write_text(
+        "---\nid: x-1\ntitle: t\nstatus: broken\ncomponents:\n  - deepgemm\n  - warp-drive\n---\n"
+    )
+    report = lint_paths([path])
+    messages = [str(p) for p in report.errors]
+    assert len(messages) == 1, messages
+    assert messages[0].startswith(f"{path}:7: component 'warp-drive' is not in data/components.json")

@@ -63,7 +63,7 @@ def test_a_short_symptom_inside_a_long_line_is_not_a_shared_line():
     inside = M.line_overlap([tok("loading checkpoint shards, DeepGemm JIT for ue8m0 scales on "
                                  "Blackwell")], symptom)  # fmt: skip
     assert exact.score == 1.0
-    assert inside.score < M.LINE_SHARED
+    assert inside.score < 0.6
 
 
 def test_fewer_than_three_shared_words_is_no_hit():
@@ -84,7 +84,7 @@ def test_a_user_line_that_grazes_a_long_symptom_scores_low():
     graze = M.line_overlap([tok("moe kernel replay and some unrelated words here")], symptom)
     full = M.line_overlap(symptom, symptom)
     assert graze is not None and full is not None
-    assert graze.score < 0.3 < M.LINE_SHARED <= full.score
+    assert graze.score < 0.3 < 0.6 <= full.score
 
 
 def test_line_overlap_picks_the_best_pair():
@@ -97,40 +97,6 @@ def test_line_overlap_picks_the_best_pair():
 def test_line_overlap_without_user_words_is_none():
     assert M.line_overlap([("<n> <n>", frozenset())], [tok(ASSERT_LINE)]) is None
     assert M.line_overlap([], [tok(ASSERT_LINE)]) is None
-
-
-# --- rrf -------------------------------------------------------------------------------------
-
-
-def test_rrf_first_place_everywhere_scores_one():
-    fused = M.rrf([["a", "b", "c"], ["a", "c"], ["a", "b"]])
-    assert fused["a"] == pytest.approx(1.0)
-    assert fused["b"] < 1.0 and fused["c"] < 1.0
-    assert set(fused) == {"a", "b", "c"}
-
-
-def test_rrf_ignores_empty_rankings_in_the_normalisation():
-    # one retriever found nothing: the other's first place still scores 1.0
-    assert M.rrf([["a", "b"], [], []])["a"] == pytest.approx(1.0)
-    assert M.rrf([[], []]) == {}
-    assert M.rrf([]) == {}
-
-
-def test_rrf_rewards_agreement_and_rank():
-    fused = M.rrf([["a", "b"], ["b", "a"], ["b"]])
-    assert fused["b"] > fused["a"]
-    # a first place in one of three rankings alone is a third of the maximum
-    only = M.rrf([["x"], ["y"], ["y"]])
-    assert only["x"] == pytest.approx(1 / 3)
-
-
-def test_rrf_k_sets_how_fast_rank_matters():
-    flat = M.rrf([["a", "b"]], k=1000)
-    steep = M.rrf([["a", "b"]], k=1)
-    assert steep["b"] < flat["b"] < 1.0
-
-
-# --- model, quantization, classes ------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -287,77 +253,83 @@ def test_a_finding_without_sm_does_not_match_a_gpu():
     assert called == []
 
 
-# --- combine and is_confident ----------------------------------------------------------------
+# --- weighted line overlap and is_confident ---------------------------------------------------
 
 
-def test_combine():
-    assert M.combine(0.8, None) == pytest.approx(0.8)
-    assert M.combine(0.8, 1.0) == pytest.approx(0.8)
-    assert M.combine(0.8, 0.0) == pytest.approx(0.8 * 0.45)
-    assert M.combine(0.8, None, 0.0) == pytest.approx(0.8 * 0.7)
-    assert M.combine(0.8, None, 1.0) == pytest.approx(0.8)
-    assert M.combine(0.8, 0.0, 0.0) == pytest.approx(0.8 * 0.45 * 0.7)
-    # monotonic in each input
-    assert M.combine(0.5, 0.2) < M.combine(0.5, 0.6) < M.combine(0.6, 0.6)
+def _stats(df: dict[str, int], n: int = 50):
+    from agent.informative import LineStats
+
+    return LineStats(n, df)
 
 
-def test_combine_context_reorders_close_relevance():
-    # a slightly less relevant case on the user's own deployment beats a far-away one
-    assert M.combine(0.9, 1.0) > M.combine(1.0, 0.3)
+BANNER = "Scheduler hit an exception: Traceback (most recent call last):"
 
 
-def test_confident_on_a_shared_error_line_whatever_else():
-    ok, why = M.is_confident(M.LINE_SHARED, 0.0, None, classes=0.0)
-    assert ok is True
-    assert why == "the log shares an error line with a recorded case"
+def test_a_boilerplate_line_shares_words_but_carries_little_information():
+    # every failure prints the banner: its words occur in most documents
+    common = {w: 40 for w in M.tokens(BANNER)}
+    stats = _stats(common)
+    hit = M.weighted_line_overlap([tok(BANNER)], [tok(BANNER)], stats)
+    assert hit is not None
+    line, info = hit
+    assert line.score == pytest.approx(1.0)
+    assert info < 0.3
+    decisive = M.weighted_line_overlap([tok(ASSERT_LINE)], [tok(ASSERT_LINE)], stats)
+    assert decisive is not None and decisive[1] == pytest.approx(1.0)
 
 
-def test_not_confident_when_the_failure_kinds_contradict():
-    ok, why = M.is_confident(M.LINE_SHARED - 0.01, 0.99, 1.0, coverage=1.0, classes=0.0)
-    assert ok is False
-    assert why.startswith("the closest recorded case shows another kind of failure")
+def test_weighted_overlap_prefers_the_informative_pair():
+    stats = _stats({w: 40 for w in M.tokens(BANNER)})
+    user = [tok(BANNER), tok(ASSERT_LINE)]
+    symptoms = [tok(BANNER), tok(ASSERT_LINE)]
+    line, info = M.weighted_line_overlap(user, symptoms, stats)
+    assert line.finding_line == ASSERT_LINE and info == pytest.approx(1.0)
 
 
-def test_confident_on_high_cosine():
-    ok, why = M.is_confident(0.0, M.COSINE_CONFIDENT, None, classes=None)
-    assert ok is True
-    assert why == f"the symptoms read like a recorded case (cosine {M.COSINE_CONFIDENT:.2f})"
+def _evidence(**kw):
+    from agent.search import Evidence
+
+    base = {"best_line": 0.0, "best_cosine": 0.0, "probability": 0.0}
+    return Evidence(**{**base, **kw})
 
 
-def test_confident_on_strong_context_with_a_fair_cosine():
-    ok, why = M.is_confident(
-        0.0, M.COSINE_WITH_CONTEXT, M.CONTEXT_STRONG, coverage=M.CONTEXT_COVERAGE, classes=1.0
+def _ranker(confident_at=0.8):
+    from agent.rank import FEATURES, Ranker
+
+    return Ranker((0.0,) * len(FEATURES), 0.0, confident_at, 0.45, 0.6, {})
+
+
+def test_confident_when_the_fitted_probability_reaches_the_threshold():
+    ok, why = M.is_confident(_evidence(probability=0.8), _ranker(0.8))
+    assert ok and "p=0.80 >= 0.80" in why
+    ok, why = M.is_confident(_evidence(probability=0.79), _ranker(0.8))
+    assert not ok and "not a diagnosis" in why
+
+
+def test_a_shared_informative_line_is_named_as_the_reason():
+    ev = _evidence(probability=0.95, best_line=0.9, line_informative=True)
+    assert M.is_confident(ev, _ranker()) == (
+        True,
+        "the log shares an informative error line with a recorded case",
     )
-    assert ok is True
-    assert why == "a recorded case ran the same kind of model on the same kind of GPU"
 
 
-@pytest.mark.parametrize(
-    "weaker",
-    [
-        {"cosine": M.COSINE_WITH_CONTEXT - 0.01},
-        {"context": M.CONTEXT_STRONG - 0.01},
-        {"context": None},
-        {"coverage": M.CONTEXT_COVERAGE - 0.01},  # e.g. only the framework was given
-    ],
-)
-def test_strong_context_needs_each_of_its_conditions(weaker):
-    args = {"cosine": M.COSINE_WITH_CONTEXT, "context": 1.0, "coverage": 1.0, **weaker}
-    ok, why = M.is_confident(0.0, args["cosine"], args["context"], coverage=args["coverage"])
-    assert ok is False
-    assert why == (
-        "nothing in the knowledge base is close: no shared error line, best similarity "
-        f"{args['cosine']:.2f}; the cases below are the nearest, not a diagnosis"
-    )
+def test_boilerplate_alone_never_makes_an_answer_confident():
+    ev = _evidence(probability=0.5, best_line=1.0, line_informative=False)
+    ok, why = M.is_confident(ev, _ranker())
+    assert not ok and "boilerplate" in why
+
+
+def test_contradicting_failure_kinds_are_not_confident():
+    ev = _evidence(probability=0.99, classes=0.0, line_informative=False)
+    ok, why = M.is_confident(ev, _ranker())
+    assert not ok and "another kind of failure" in why
+
+
+def test_the_baselines_are_never_confident():
+    ok, why = M.is_confident(_evidence(probability=1.0, mode="bm25"), _ranker())
+    assert not ok and why.startswith("bm25 alone")
 
 
 def test_rank_order_breaks_ties_by_id():
     assert M.rank_order({"b": 0.5, "a": 0.5, "c": 0.9}) == ["c", "a", "b"]
-
-
-def test_context_penalty_grows_with_how_much_context_was_compared():
-    # a framework alone (coverage 0.10) barely moves a case the text names; full context does
-    framework_only = M.combine(1.0, 0.0, coverage=0.10)
-    full_context = M.combine(1.0, 0.0, coverage=1.0)
-    assert framework_only > 0.9 > 0.5 > full_context
-    assert M.combine(1.0, 1.0, coverage=1.0) == 1.0

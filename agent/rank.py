@@ -1,0 +1,124 @@
+"""The fitted ranking: evidence signals of one (query, finding) pair -> a probability that it is the answer.
+
+Each candidate finding gets a small feature vector (``FEATURES``): how much of an informative error
+line it shares, its BM25 rank, its cosine, the failure components it shares, how its deployment
+context agrees, whether the symptom classes agree. A conditional-logit model (a softmax over the
+query's candidates plus a "none of them" option) fitted on the held-out evaluation's DEV part by
+``scripts/fit_ranking.py`` scores them: the candidates are ranked by ``w . x``, and the top one's
+probability against the others and against "none" is its confidence. The weights, the logit of
+"none", the confidence threshold and the boilerplate cut-off live in ``data/ranking.json`` with the
+data, date and command that produced them. Nothing here is tuned by hand.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+# Context agreement is centred: +0.5 agrees, -0.5 disagrees, 0 when either side does not say.
+FEATURES = (
+    "line",  # best shared error line: weighted containment x informativeness (0..1)
+    "bm25",  # 1 / BM25 rank (0 when not retrieved)
+    "cosine",  # embedding similarity of the symptoms (0..1)
+    "cosine_gap",  # cosine minus the best cosine of any candidate (<= 0)
+    "components",  # share of the query's failure components the finding names (idf-weighted, 0..1)
+    "arch",  # architecture-trait agreement (centred)
+    "gpu",  # GPU generation agreement (centred)
+    "quant",  # quantization agreement (centred)
+    "framework",  # same framework (centred)
+    "model",  # same model (centred)
+    "classes",  # symptom classes agree (+0.5) or contradict (-0.5)
+)
+
+
+@dataclass(frozen=True)
+class Ranker:
+    weights: tuple[float, ...]  # one per FEATURES entry
+    none_logit: float  # the score of "no candidate is the answer"
+    confident_at: float  # probability at or above which the top answer is called confident
+    boilerplate_below: float  # a shared line less informative than this is not evidence alone
+    line_shared: float  # containment at or above which a line counts as shared
+    provenance: Mapping[str, object]
+
+    def logit(self, features: Sequence[float]) -> float:
+        return sum(w * x for w, x in zip(self.weights, features, strict=True))
+
+    def probabilities(self, logits: Sequence[float]) -> list[float]:
+        """Softmax of the candidates' logits against each other and against "none"."""
+        top = max([self.none_logit, *logits])
+        exps = [math.exp(z - top) for z in logits]
+        total = sum(exps) + math.exp(self.none_logit - top)
+        return [e / total for e in exps]
+
+
+def ranker_from_dict(raw: Mapping[str, object], origin: str = "data/ranking.json") -> Ranker:
+    from kb.errors import DeployKBError
+
+    try:
+        w = raw["weights"]
+        weights = tuple(float(w[name]) for name in FEATURES)  # type: ignore[index]
+        return Ranker(
+            weights=weights,
+            none_logit=float(raw["none_logit"]),  # type: ignore[arg-type]
+            confident_at=float(raw["confident_at"]),  # type: ignore[arg-type]
+            boilerplate_below=float(raw["boilerplate_below"]),  # type: ignore[arg-type]
+            line_shared=float(raw["line_shared"]),  # type: ignore[arg-type]
+            provenance=dict(raw.get("_provenance", {})),  # type: ignore[arg-type]
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DeployKBError(f"{origin}: not a ranking model ({exc})") from None
+
+
+@lru_cache(maxsize=1)
+def load_ranker() -> Ranker:
+    from kb.dataload import load_json_data
+
+    return ranker_from_dict(load_json_data("ranking.json"))
+
+
+def centred(similarity: float | None) -> float:
+    return 0.0 if similarity is None else similarity - 0.5
+
+
+def fit_softmax(
+    groups: Sequence[tuple[Sequence[Sequence[float]], int | None]],
+    *,
+    l2: float = 1.0,
+    iterations: int = 100,
+) -> tuple[list[float], float]:
+    """Conditional logit with a "none" option, by Newton's method (NumPy).
+
+    ``groups``: per query, the candidates' feature rows and the index of the right one, or None when
+    no candidate is right (a negative). Returns (weights, none_logit). The weights are L2-shrunk,
+    the "none" logit is not.
+    """
+    import numpy as np
+
+    d = len(groups[0][0][0]) if groups and groups[0][0] else len(FEATURES)
+    theta = np.zeros(d + 1)
+    reg = np.eye(d + 1) * l2
+    reg[d, d] = 0.0
+    mats = []
+    for rows, label in groups:
+        X = np.zeros((len(rows) + 1, d + 1))
+        if rows:
+            X[:-1, :d] = np.asarray(rows, dtype=float)
+        X[-1, d] = 1.0  # the "none" option: its logit is theta[d]
+        mats.append((X, len(rows) if label is None else label))
+    for _ in range(iterations):
+        grad = reg @ theta
+        hess = reg.copy()
+        for X, y in mats:
+            z = X @ theta
+            p = np.exp(z - z.max())
+            p /= p.sum()
+            mu = p @ X
+            grad += mu - X[y]
+            hess += (X * p[:, None]).T @ X - np.outer(mu, mu)
+        step = np.linalg.solve(hess + np.eye(d + 1) * 1e-9, grad)
+        theta -= step
+        if np.max(np.abs(step)) < 1e-8:
+            break
+    return [float(t) for t in theta[:d]], float(theta[d])

@@ -1,0 +1,97 @@
+"""The held-out evaluation set: real public failure reports, split into dev and test by finding.
+
+Reports live in ``eval/heldout/reports-*.jsonl`` (format in ``eval/heldout/README.md``). The split
+is fixed by a seed: every report expecting the same finding (or a finding linked to it through a
+report that expects both) lands in the same part, so no finding's reports are spread over dev and
+test; negatives are split one by one. Groups are put in the order of ``sha256(SEED + group key)``
+and taken into test in that order until test holds at least ``TEST_SHARE`` of the positives (and,
+separately, of the negatives); the rest is dev.
+
+Everything tunable (ranking weights, thresholds, the line statistics) is set on dev only; test is
+read by ``scripts/eval.py`` to report, never by a fitting script.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HELDOUT = ROOT / "eval" / "heldout"
+SEED = "deploykb-heldout-2026-12-01"
+TEST_SHARE = 0.4
+
+
+def load_reports(folder: Path = HELDOUT) -> list[dict]:
+    reports: list[dict] = []
+    seen: set[str] = set()
+    for path in sorted(folder.glob("reports-*.jsonl")):
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise SystemExit(f"{path}:{n}: invalid JSON ({exc.msg})") from None
+            rid = r.get("id")
+            if not rid or rid in seen:
+                raise SystemExit(f"{path}:{n}: missing or duplicate report id {rid!r}")
+            if r.get("kind") not in ("positive", "negative"):
+                raise SystemExit(f"{path}:{n}: kind must be positive or negative")
+            seen.add(rid)
+            r["_file"] = f"{path.name}:{n}"
+            reports.append(r)
+    return reports
+
+
+def _fraction(key: str) -> float:
+    return int(hashlib.sha256((SEED + key).encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+
+
+def group_keys(reports: list[dict]) -> dict[str, str]:
+    """Report id -> group key: findings linked by a shared report form one group (union-find)."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for r in reports:
+        ids = r.get("expect") or []
+        for other in ids[1:]:
+            a, b = find(ids[0]), find(other)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    keys = {}
+    for r in reports:
+        ids = r.get("expect") or []
+        keys[r["id"]] = ("finding:" + find(ids[0])) if ids else ("negative:" + r["id"])
+    return keys
+
+
+def split(reports: list[dict]) -> dict[str, str]:
+    """Report id -> 'dev' or 'test'."""
+    keys = group_keys(reports)
+    parts: dict[str, str] = {}
+    for kind in ("positive", "negative"):
+        members: dict[str, list[str]] = {}
+        for r in reports:
+            if r["kind"] == kind:
+                members.setdefault(keys[r["id"]], []).append(r["id"])
+        total = sum(len(v) for v in members.values())
+        taken = 0
+        for key in sorted(members, key=lambda k: (_fraction(k), k)):
+            part = "test" if taken < TEST_SHARE * total else "dev"
+            if part == "test":
+                taken += len(members[key])
+            for rid in members[key]:
+                parts[rid] = part
+    return parts
+
+
+def part(reports: list[dict], name: str) -> list[dict]:
+    parts = split(reports)
+    return [r for r in reports if parts[r["id"]] == name]
