@@ -36,6 +36,8 @@ _GITHUB_REF = re.compile(r"^[\w.-]+/[\w.-]+#\d+$")
 _FILE_PATH = re.compile(
     r"^(?:~|\.{1,2})?/?(?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.[A-Za-z0-9]{1,8}(?::\d+)?$"
 )
+# a report that is not online, cited by what it is: "report: internal deployment report, 2026-02, ..."
+_REPORT = re.compile(r"^report:\s*\S")
 _FLAG_NAME = re.compile(r"^(-{1,2}[\w.-]+)")
 
 
@@ -249,9 +251,10 @@ def _check_components(d: Mapping[str, Any], keys: dict[str, int], out: _Collecto
 
 
 def is_link(source: str) -> bool:
-    """A URL, a GitHub ``owner/repo#N`` reference, or a path ending in a file name."""
+    """A URL, a GitHub ``owner/repo#N`` reference, a path ending in a file name, or a citation of
+    a report that is not online (``report: <what it is>``)."""
     s = source.strip()
-    return bool(_URL.match(s) or _GITHUB_REF.match(s) or _FILE_PATH.match(s))
+    return bool(_URL.match(s) or _GITHUB_REF.match(s) or _FILE_PATH.match(s) or _REPORT.match(s))
 
 
 def _short(text: str, n: int = 60) -> str:
