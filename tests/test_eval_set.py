@@ -29,10 +29,9 @@ def test_queries_are_well_formed_and_point_at_real_findings():
             assert q["expected"] == [] and q["expected_fix"] == []
 
 
-def test_every_shipped_finding_is_evaluated_and_negatives_exist():
+def test_the_paraphrase_regression_set_keeps_its_negatives_and_seeds():
+    # the paraphrase set was written from the first 41 findings and stays as a regression check;
+    # the held-out set (tests/test_heldout.py) is the headline
     queries = _queries()
-    covered = {fid for q in queries for fid in q["expected"]}
-    shipped = {p.stem for p in (ROOT / "findings").glob("*.md") if p.name != "README.md"}
-    assert shipped <= covered, sorted(shipped - covered)
     assert sum(q["kind"] == "negative" for q in queries) >= 10
     assert sum(q["kind"] == "seed" for q in queries) == 3

@@ -359,6 +359,8 @@ def _shipped_fix_items() -> list:
 
 @pytest.mark.parametrize(("item", "fw"), _shipped_fix_items())
 def test_every_shipped_fix_item_is_classified(item: str, fw) -> None:
+    if fw is None:
+        pytest.skip("the finding's framework is none the registry covers (a fork of its own)")
     reg = load_registry()
     for ch in parse_fix_item(item, fw):
         if ch.kind == "flag" and ch.name.startswith("-"):

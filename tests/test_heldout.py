@@ -1,0 +1,87 @@
+"""The held-out evaluation set is valid, large enough, split as documented, and kept apart from the
+knowledge base: no report's thread is the source of a finding."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from scripts.heldout import load_reports, split  # noqa: E402
+
+_THREAD = re.compile(r"github\.com/([\w.-]+)/([\w.-]+)/(?:issues|pull|discussions)/(\d+)", re.I)
+_SHORT = re.compile(r"^([\w.-]+)/([\w.-]+)#(\d+)$")
+
+
+def _thread(text: str) -> str | None:
+    m = _THREAD.search(text) or _SHORT.match(text.strip())
+    return f"{m.group(1).lower()}/{m.group(2).lower()}#{m.group(3)}" if m else None
+
+
+def _finding_sources() -> dict[str, str]:
+    from kb.parse import parse_file
+
+    out = {}
+    for path in sorted((ROOT / "findings").glob("*.md")):
+        if path.name == "README.md":
+            continue
+        for f in parse_file(path).findings:
+            for src in f.sources:
+                key = _thread(src)
+                if key:
+                    out[key] = f.id
+    return out
+
+
+def test_reports_are_well_formed_and_expect_real_findings():
+    reports = load_reports()
+    shipped = {p.stem for p in (ROOT / "findings").glob("*.md")}
+    for r in reports:
+        assert r["text"].strip(), r["id"]
+        assert r["url"].startswith("https://"), r["id"]
+        if r["kind"] == "positive":
+            assert r["expect"], r["id"]
+            for fid in r["expect"]:
+                assert fid in shipped, (r["id"], fid)
+        else:
+            assert r["expect"] == [], r["id"]
+    urls = [_thread(r["url"]) or r["url"] for r in reports]
+    dup = [u for u, n in Counter(urls).items() if n > 1]
+    assert not dup, dup
+
+
+def test_no_report_thread_is_a_finding_source():
+    sources = _finding_sources()
+    leaks = [
+        (r["id"], sources[_thread(r["url"])]) for r in load_reports() if _thread(r["url"]) in sources
+    ]
+    assert not leaks, leaks
+
+
+def test_size_and_split_as_documented():
+    reports = load_reports()
+    pos = [r for r in reports if r["kind"] == "positive"]
+    neg = [r for r in reports if r["kind"] == "negative"]
+    assert len(pos) >= 80
+    assert len({r["expect"][0] for r in pos}) >= 30
+    assert len(neg) >= 30
+    parts = split(reports)
+    for group in (pos, neg):
+        test = [r for r in group if parts[r["id"]] == "test"]
+        assert len(test) >= 0.4 * len(group)
+        assert len(test) < len(group)
+    # a finding's reports never straddle the split
+    by_finding: dict[str, set[str]] = {}
+    for r in pos:
+        for fid in r["expect"]:
+            by_finding.setdefault(fid, set()).add(parts[r["id"]])
+    assert all(len(p) == 1 for p in by_finding.values()), by_finding
+
+
+def test_the_split_is_fixed_by_the_seed():
+    reports = load_reports()
+    assert split(reports) == split(list(reversed(reports)))
