@@ -102,8 +102,13 @@ def symptoms_from_triage(tri: Triage, limit: int = MAX_SYMPTOMS) -> tuple[Sympto
 
     Lines kept only as context (the lines before a traceback) are recorded when their words
     name a class; error lines whose words name none get the class their kind implies (an
-    exception is a crash). Lines with the same text are recorded once.
+    exception is a crash). Lines with the same text are recorded once. Framework boilerplate
+    (``Scheduler hit an exception: Traceback ...``, ``WorkerProc hit an exception.``: lines whose
+    words occur in failures of every kind, see ``agent.informative``) is not recorded: it would
+    make every later log of any failure look like this one.
     """
+    from agent.informative import is_boilerplate
+
     out: list[Symptom] = []
     seen: set[str] = set()
     for line in tri.lines:
@@ -113,6 +118,8 @@ def symptoms_from_triage(tri: Triage, limit: int = MAX_SYMPTOMS) -> tuple[Sympto
             continue
         if _SHELL_PROMPT.match(text):
             continue  # a pasted command (`$ ssh host 'grep "hit an exception" ...'`), not an error
+        if line.reason != "assertion" and is_boilerplate(line.signature):
+            continue
         seen.add(text)
         out.append(Symptom(cls=cls, text=text))
         if len(out) >= limit:

@@ -55,6 +55,21 @@ def line_stats() -> LineStats:
     return LineStats(int(raw.get("n_docs", 0)), dict(raw.get("df", {})))
 
 
+def line_informativeness(signature: str) -> float:
+    """Informativeness of one (masked) log line under the shipped statistics."""
+    from agent.match import tokens
+
+    return line_stats().informativeness(tokens(signature))
+
+
+def is_boilerplate(signature: str) -> bool:
+    """A line whose words occur in failures of every kind: less informative than the cut-off
+    fitted on the held-out DEV part (data/ranking.json ``boilerplate_below``)."""
+    from agent.rank import load_ranker
+
+    return line_informativeness(signature) < load_ranker().boilerplate_below
+
+
 def build_stats(documents: Iterable[tuple[str, Iterable[Iterable[str]]]], *, min_df: int = 2) -> dict:
     """In how many distinct failures each word occurs. ``documents`` are ``(failure key, lines'
     token sets)``; documents with the same key are one failure.

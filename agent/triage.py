@@ -751,13 +751,11 @@ def _decisive_first(line: SalientLine) -> tuple[bool, float, bool, float, int]:
     whose words occur in failures of every kind, ``agent.informative``) moves behind the causal
     warnings (a kernel assertion or a pasted response, importance 0, stays first); then importance (``IMPORTANCE``), classified lines first, the more informative line
     first, then first appearance."""
-    from agent.informative import line_stats
-    from agent.match import tokens
-    from agent.rank import load_ranker
+    from agent.informative import is_boilerplate, line_informativeness
 
-    info = line_stats().informativeness(tokens(line.signature))
+    info = line_informativeness(line.signature)
     importance = float(IMPORTANCE[line.reason])
-    if importance > 0 and info < load_ranker().boilerplate_below:
+    if importance > 0 and is_boilerplate(line.signature):
         importance = max(importance, IMPORTANCE["causal-warning"] + 0.5)
     context = line.reason.startswith("before-")
     return (context, importance, line.cls is None, -round(info, 1), line.line or 0)

@@ -173,17 +173,20 @@ def query_context(q: dict):
     raise SystemExit(f"{q['id']}: cannot build a context")
 
 
-def run(queries: list[dict], db, *, detail: bool = False) -> dict[str, list[dict]]:
+def run(
+    queries: list[dict], db, *, detail: bool = False, modes: dict | None = None
+) -> dict[str, list[dict]]:
     from agent.ask import answer
     from agent.search import Searcher
 
     searcher = Searcher(db)
-    results: dict[str, list[dict]] = {mode: [] for mode in MODES}
+    modes = MODES if modes is None else modes
+    results: dict[str, list[dict]] = {mode: [] for mode in modes}
     for q in queries:
         full_ctx, dropped = query_context(q)
         want_fix = fix_keys(q.get("fix"), full_ctx.framework)
         lines = q["text"].splitlines(keepends=True) or [q["text"]]
-        for mode, use in MODES.items():
+        for mode, use in modes.items():
             ctx = full_ctx if mode == "ask" else type(full_ctx)(command=full_ctx.command)
             a = answer(lines, ctx, searcher, top=3, use=use)
             ids = [p.match.finding.id for p in a.proposals]

@@ -55,3 +55,20 @@ def findings_dir(tmp_path: Path) -> Path:
     target = tmp_path / "findings"
     shutil.copytree(KB_FINDINGS, target)
     return target
+
+
+@pytest.fixture(scope="session")
+def shipped_index_path(tmp_path_factory) -> Path:
+    """The shipped findings indexed once per test session with the bundled MiniLM, as `ask`
+    builds them. Tests that may change the index copy the file first."""
+    from kb.embed import load_embedder
+    from kb.ingest import ingest
+    from kb.resources import shipped_findings_dir
+    from kb.store import open_db
+
+    path = tmp_path_factory.mktemp("shipped-index") / "kb.db"
+    db = open_db(path)
+    report = ingest(db, [shipped_findings_dir()], lambda: load_embedder("auto"))
+    assert report.errors == ()
+    db.close()
+    return path

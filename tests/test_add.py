@@ -111,7 +111,10 @@ def test_glm5_seed_becomes_a_clean_finding(env):
     assert f.framework.name == "sglang"
     assert f.fix == Fix(add=("--fp8-gemm-backend cutlass",))
     assert (f.failing_command, f.working_command) == (FAILING, WORKING)
-    assert [s.cls for s in f.symptoms] == ["device-assert", "warning", "crash"]
+    # the scheduler's catch-all banner and the generic CUDA error are framework boilerplate:
+    # recorded, they would make every later crash of any kind look like this case
+    assert [s.cls for s in f.symptoms][:2] == ["device-assert", "warning"]
+    assert not any("hit an exception" in s.text for s in f.symptoms)
     assert f.symptoms[0].text == (
         "Assertion `probability tensor contains either `inf`, `nan` or element < 0` failed."
     )
