@@ -22,6 +22,8 @@ LOGS = Path(__file__).parent / "fixtures" / "logs"
 QWEN = "qwen35-397b-nvfp4-sm120-nan-moe-runner"
 GLM5 = "glm5-nvfp4-sm120-deepgemm-ue8m0-nan"
 KIMI = "kimi-k2-thinking-nvfp4-sm120-works"
+# GLM-5 is unresolved in the seeds: its fix is seed 004's last, untried plan (confirmed: false)
+GLM5_PLAN = {("--disable-cuda-graph", None), ("--kv-cache-dtype", "fp8_e4m3")}
 QWEN_FIX = {
     ("--moe-runner-backend", "flashinfer_cutlass"),
     ("--fp4-gemm-backend", "flashinfer_cudnn"),
@@ -122,13 +124,13 @@ CASES = [
     pytest.param(
         {"log": "glm5_nvfp4_sglang_tp8.log", "model": "nvidia/GLM-5-NVFP4", "gpu": "sm120"},
         GLM5,
-        {("--fp8-gemm-backend", "cutlass")},
+        GLM5_PLAN,
         id="seed-003-glm5-log",
     ),
     pytest.param(
         {"log": "glm5_nvfp4_sglang_tp8.log"},
         GLM5,
-        {("--fp8-gemm-backend", "cutlass")},
+        GLM5_PLAN,
         id="seed-003-glm5-log-no-context",
     ),
     pytest.param(
@@ -146,7 +148,7 @@ CASES = [
     pytest.param(
         {"text": DSV32_LOG, "arch": "deepseek_v32", "gpu": "sm120"},
         GLM5,
-        {("--fp8-gemm-backend", "cutlass")},
+        GLM5_PLAN,
         id="deepseek-v32-same-failure-as-glm5",
     ),
 ]  # fmt: skip
@@ -172,10 +174,14 @@ def test_qwen_response_is_matched_on_its_nan_line(searcher):
 def test_glm5_log_lists_the_dead_ends(searcher):
     a = ask(searcher, log="glm5_nvfp4_sglang_tp8.log", model="nvidia/GLM-5-NVFP4", gpu="sm120")
     best = a.proposals[0]
+    # seed 004: the cutlass FP8 GEMM, CUDA graphs off and the backend changes all ended in the crash
     assert set(best.match.finding.tried_without_effect) == {
-        "--attention-backend flashinfer",
-        "--attention-backend triton",
-        "--attention-backend flashmla_sparse",
+        "attention backend flashinfer (the first launch)",
+        "attention backend triton",
+        "flashmla_sparse (an NSA backend value; the report does not name the flag)",
+        "other NSA backends (not named)",
+        "--fp8-gemm-backend cutlass",
+        "disabling CUDA graphs",
     }
     # the causal warning is one of the salient lines, reported once for all eight ranks
     warning = [ln for ln in a.triage.lines if "scale_fmt of checkpoint is not ue8m0" in ln.text]
@@ -190,15 +196,19 @@ def test_glm5_log_with_the_failing_command_gets_the_corrected_command(searcher, 
     a = ask(searcher, log="glm5_nvfp4_sglang_tp8.log", cmd=failing, gpu="sm120")
     best = a.proposals[0]
     assert best.match.finding.id == GLM5
-    assert [(c.action, c.name, c.value) for c in best.changes] == [
-        ("add", "--fp8-gemm-backend", "cutlass")
-    ]
-    assert best.command.startswith(failing)
-    assert "--fp8-gemm-backend cutlass" in best.command
-    # the corrected command parses back with the fix and every flag the user had
+    assert {(c.action, c.name, c.value) for c in best.changes} == {
+        ("add", "--disable-cuda-graph", None),
+        ("remove", "--kv-cache-dtype", "fp8_e4m3"),
+    }
+    # the corrected command drops the FP8 KV cache, turns graphs off and keeps every other flag;
+    # the dead end --fp8-gemm-backend cutlass is not proposed
     fixed = {(f.name, f.value) for f in parse_command(best.command).flags}
-    assert fixed >= {(f.name, f.value) for f in parse_command(failing).flags}
-    assert ("--fp8-gemm-backend", "cutlass") in fixed
+    kept = {(f.name, f.value) for f in parse_command(failing).flags} - {
+        ("--kv-cache-dtype", "fp8_e4m3")
+    }
+    assert fixed >= kept
+    assert ("--disable-cuda-graph", None) in fixed
+    assert not any(name in ("--kv-cache-dtype", "--fp8-gemm-backend") for name, _ in fixed)
     assert best.translated_from is None
     # the model came from the command (and could not be fetched offline: a warning, no error)
     assert a.context.model == "nvidia/GLM-5-NVFP4"

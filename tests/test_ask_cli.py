@@ -168,13 +168,14 @@ def test_json_schema(db):
     assert best["id"] == GLM5
     assert best["reasons"][0].startswith("shares the error line: ")
     assert "https://github.com/sgl-project/sglang/issues/14311" in best["sources"]
-    assert best["root_cause"].startswith("Numerical, not a missing SM120 kernel")
+    assert best["root_cause"].startswith("Unknown; the reports end")
+    # the unconfirmed plan of seed 004; the user's command has no FP8 KV cache to drop
     assert best["changes"] == [
-        {"kind": "flag", "action": "add", "name": "--fp8-gemm-backend", "value": "cutlass",
-         "text": "--fp8-gemm-backend cutlass"}
+        {"kind": "flag", "action": "add", "name": "--disable-cuda-graph", "value": None,
+         "text": "--disable-cuda-graph"}
     ]  # fmt: skip
-    assert best["command"] == f"{failing} --fp8-gemm-backend cutlass"
-    assert "--attention-backend triton" in best["tried_without_effect"]
+    assert best["command"] == f"{failing} --disable-cuda-graph"
+    assert "--fp8-gemm-backend cutlass" in best["tried_without_effect"]
 
 
 def test_without_a_command_there_is_no_corrected_command(db):
@@ -182,7 +183,10 @@ def test_without_a_command_there_is_no_corrected_command(db):
     assert doc["matches"][0]["id"] == GLM5
     assert all(m["command"] is None for m in doc["matches"])
     # without a current command the whole fix is proposed
-    assert doc["matches"][0]["changes"][0]["text"] == "--fp8-gemm-backend cutlass"
+    assert {c["text"] for c in doc["matches"][0]["changes"]} == {
+        "--disable-cuda-graph",
+        "--kv-cache-dtype fp8_e4m3",
+    }
 
 
 def test_top_one(db):
@@ -209,10 +213,14 @@ def test_human_output(db):
     out = result.stdout
     assert f"Best match  {title}" in out
     assert "What to change" in out
-    assert "add  --fp8-gemm-backend cutlass" in out
+    assert "add  --disable-cuda-graph" in out
     assert "Tried without effect" in out
-    for dead_end in ("flashinfer", "triton", "flashmla_sparse"):
-        assert f"✗ --attention-backend {dead_end}" in out
+    for dead_end in (
+        "--fp8-gemm-backend cutlass",
+        "disabling CUDA graphs",
+        "attention backend triton",
+    ):
+        assert f"✗ {dead_end}" in out
     assert "Also close" in out
     assert "\x1b[" not in out  # no colour codes in a pipe
     # the offline Hub is a warning printed with the answer, not an error
@@ -404,8 +412,7 @@ def test_server_arguments_are_the_current_command(db):
     assert best["id"] == GLM5
     assert best["command"] == (
         "python -m sglang.launch_server --model-path nvidia/GLM-5-NVFP4 --tp-size 8 "
-        "--quantization modelopt_fp4 --kv-cache-dtype fp8_e4m3 --attention-backend flashinfer "
-        "--fp8-gemm-backend cutlass"
+        "--quantization modelopt_fp4 --attention-backend flashinfer --disable-cuda-graph"
     )
     assert doc["context"]["framework"] == "sglang"
     assert doc["context"]["model"] == "nvidia/GLM-5-NVFP4"

@@ -36,7 +36,7 @@ PRO6000 = Hardware(gpu="NVIDIA RTX PRO 6000 Blackwell", count=8, sm="sm120", int
 
 
 def seed_findings() -> list[Finding]:
-    """The four deployments of /work/shared/seeds, with the facts their write-ups give."""
+    """The four deployments of the seed reports, with the facts the reports give (checked)."""
     return [
         Finding(
             id="qwen35-nvfp4-sm120",
@@ -53,25 +53,30 @@ def seed_findings() -> list[Finding]:
                     "--fp4-gemm-runner-backend flashinfer_cudnn",
                 )
             ),
-            sources=("shared/seeds/000_9e3e38f2c52c7649.txt",),
+            sources=("report: internal deployment report (seed 000), 8x RTX PRO 6000 Blackwell",),
         ),
         Finding(
             id="glm5-nvfp4-sm120",
-            title="GLM-5-NVFP4: NaN probability tensor at first decode, fixed by CUTLASS FP8 GEMM",
-            status="works-with-flags",
+            title="GLM-5-NVFP4: NaN probability tensor at first decode, unresolved",
+            status="broken",
             date="2026-02-19",
             model="nvidia/GLM-5-NVFP4",
             architecture="glm_moe_dsa",
             quantization="nvfp4",
             hardware=PRO6000,
             framework=Framework("sglang", "main"),
-            fix=Fix(add=("--fp8-gemm-backend cutlass",)),
-            sources=("shared/seeds/003_861d3f58ddb8af43.txt", "sgl-project/sglang#14311"),
+            fix=Fix(
+                add=("--disable-cuda-graph",),
+                remove=("--kv-cache-dtype fp8_e4m3",),
+                confirmed=False,
+            ),
+            tried_without_effect=("--fp8-gemm-backend cutlass",),
+            sources=("report: internal deployment report (seed 003)", "sgl-project/sglang#14311"),
         ),
         Finding(
             id="kimi-k2-thinking-nvfp4-sm120",
             title="Kimi K2-Thinking NVFP4 serves correctly on the same machine",
-            status="works-with-flags",
+            status="works",
             model="nvidia/Kimi-K2-Thinking-NVFP4",
             architecture="kimi_k2",
             quantization="nvfp4",
@@ -313,7 +318,8 @@ def test_markdown_is_a_github_table_with_escaped_cells():
 
 def test_markdown_shows_seed_flags_links_and_throughput():
     text = to_markdown(build_table(seed_findings()), link_base="findings/")
-    assert "`--fp8-gemm-backend cutlass`" in text
+    assert "drop --kv-cache-dtype fp8_e4m3" in text  # GLM-5's unconfirmed plan
+    assert "--fp8-gemm-backend cutlass" not in text  # a dead end, never shown as a fix
     assert "`--moe-runner-backend flashinfer_cutlass`" in text
     assert "`--disable-cuda-graph`" in text
     assert "759 tok/s @ 30" in text
@@ -340,10 +346,11 @@ def test_csv_parses_with_the_documented_columns():
     kimi = next(r for r in rows if r["model"] == "moonshotai/Kimi-K2.5")
     assert (kimi["throughput_tok_s"], kimi["concurrency"], kimi["status"]) == ("759", "30", "works")
     glm = next(r for r in rows if r["model"] == "nvidia/GLM-5-NVFP4")
-    assert glm["flags"] == "--fp8-gemm-backend cutlass"
-    assert glm["gpu_sm"] == "sm120"
+    assert glm["flags"] == "--disable-cuda-graph; drop --kv-cache-dtype fp8_e4m3"
+    assert (glm["gpu_sm"], glm["status"]) == ("sm120", "broken")
     assert glm["sources"] == (
-        "shared/seeds/003_861d3f58ddb8af43.txt; https://github.com/sgl-project/sglang/issues/14311"
+        "report: internal deployment report (seed 003); "
+        "https://github.com/sgl-project/sglang/issues/14311"
     )
 
 
@@ -535,15 +542,19 @@ def test_shipped_findings_export_with_the_seed_deployments():
         "nvidia/Qwen3.5-397B-A17B-NVFP4": "--fp4-gemm-runner-backend flashinfer_cudnn",
         "Kimi-K2-Thinking-NVFP4": "--disable-cuda-graph",
     }
+
+    # other findings (recipes) cover the same models on other GPUs: the seeds are the sm120 rows
+    def sm120_row(model: str):
+        return row_for(table, model, "sm120")
+
     for model, flag in seeds.items():
-        row = row_for(table, model, "sm120")
-        assert flag in [f.display for f in row.cell.flags]
+        assert flag in [f.display for f in sm120_row(model).cell.flags]
     # GLM-5 is unresolved in the seeds: broken, and --fp8-gemm-backend cutlass was a dead end
-    glm5 = row_for(table, "nvidia/GLM-5-NVFP4", "sm120")
+    glm5 = sm120_row("nvidia/GLM-5-NVFP4")
     assert glm5.cell.status == "broken"
     assert "--fp8-gemm-backend cutlass" not in [f.display for f in glm5.cell.flags]
-    kimi = next(r for r in table.rows if r.model.startswith("Kimi-K2.5"))
-    assert kimi.gpu_sm == "sm120" and kimi.cell.best.text == "759 tok/s @ 30"
+    kimi = next(r for r in table.rows if r.model.startswith("Kimi-K2.5") and r.gpu_sm == "sm120")
+    assert kimi.cell.best.text == "759 tok/s @ 30"
     main = _tables(text)[0]
     assert {len(_split_row(line)) for line in main} == {len(_split_row(main[0]))}
 
