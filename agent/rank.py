@@ -22,7 +22,6 @@ FEATURES = (
     "line",  # best shared error line: weighted containment x informativeness (0..1)
     "bm25",  # 1 / BM25 rank (0 when not retrieved)
     "cosine",  # embedding similarity of the symptoms (0..1)
-    "cosine_gap",  # cosine minus the best cosine of any candidate (<= 0)
     "components",  # share of the query's failure components the finding names (idf-weighted, 0..1)
     "arch",  # architecture-trait agreement (centred)
     "gpu",  # GPU generation agreement (centred)
@@ -107,6 +106,15 @@ def fit_softmax(
             X[:-1, :d] = np.asarray(rows, dtype=float)
         X[-1, d] = 1.0  # the "none" option: its logit is theta[d]
         mats.append((X, len(rows) if label is None else label))
+    def loss(t):  # negative log-likelihood plus the L2 penalty
+        total = 0.5 * t @ reg @ t
+        for X, y in mats:
+            z = X @ t
+            top = z.max()
+            total -= z[y] - top - np.log(np.exp(z - top).sum())
+        return total
+
+    current = loss(theta)
     for _ in range(iterations):
         grad = reg @ theta
         hess = reg.copy()
@@ -117,8 +125,13 @@ def fit_softmax(
             mu = p @ X
             grad += mu - X[y]
             hess += (X * p[:, None]).T @ X - np.outer(mu, mu)
-        step = np.linalg.solve(hess + np.eye(d + 1) * 1e-9, grad)
-        theta -= step
-        if np.max(np.abs(step)) < 1e-8:
+        step = np.linalg.solve(hess + np.eye(d + 1) * 1e-6, grad)
+        rate = 1.0  # backtracking: Newton steps can overshoot on nearly separable data
+        while rate > 1e-4 and loss(theta - rate * step) > current:
+            rate /= 2
+        theta = theta - rate * step
+        new = loss(theta)
+        if current - new < 1e-9:
             break
+        current = new
     return [float(t) for t in theta[:d]], float(theta[d])

@@ -247,7 +247,6 @@ class Searcher:
             context_funcs = (trait_similarity, sm_similarity, quantization_similarity)
         weights = self.component_weights() if q_comps else {}
         q_mass = sum(weights.get(c, 0.0) for c in q_comps)
-        top_cos = max(cos.values()) if cos else 0.0
         out: list[Candidate] = []
         for fid in sorted(pool):
             finding = self.findings.get(fid)
@@ -265,7 +264,6 @@ class Searcher:
                 (hit.score * line_info) if hit else 0.0,
                 1.0 / rank if rank else 0.0,
                 c,
-                (c - top_cos) if fid in cos else -1.0,
                 comp,
                 centred(parts.get("arch")),
                 centred(parts.get("gpu")),
@@ -351,7 +349,7 @@ class Searcher:
                 ("line_info", c.line_info),
                 ("bm25_rank", float(c.bm25_rank or 0)),
                 ("cosine", c.cosine),
-                ("components", c.features[4]),
+                ("components", c.features[3]),
                 ("context", c.context.score if c.context.score is not None else -1.0),
                 ("probability", prob),
             )

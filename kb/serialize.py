@@ -67,6 +67,7 @@ PERFORMANCE_KEYS = ("throughput_tok_s", "concurrency", "baseline", "notes")
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _DATE_RE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 _SM_RE = re.compile(r"^sm[_ ]?(\d{2,3})([a-z]?)$", re.IGNORECASE)
+_GFX_RE = re.compile(r"^gfx\d{2,3}[a-z0-9]?$", re.IGNORECASE)
 _ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 LineOf = Callable[[str], "int | None"]
@@ -292,10 +293,14 @@ class _Checker:
     def sm(self, value: Any, parts: tuple[str, ...]) -> str:
         if isinstance(value, int) and not isinstance(value, bool):
             value = f"sm{value}"
+        if isinstance(value, str) and _GFX_RE.match(value.strip()):
+            return value.strip().lower()  # an AMD target, as data/gpus.json names them
         match = _SM_RE.match(value.strip()) if isinstance(value, str) else None
         if not match:
             raise self.error(
-                parts, f"'hardware.sm' must look like sm90, sm100 or sm120 (got {value!r})"
+                parts,
+                "'hardware.sm' must look like sm90, sm100 or sm120 (NVIDIA) or gfx942 (AMD) "
+                f"(got {value!r})",
             )
         return f"sm{match.group(1)}{match.group(2).lower()}"
 

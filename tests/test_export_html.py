@@ -114,7 +114,8 @@ def test_page_shows_counts_date_legend_and_links(page):
     assert 'href="https://github.com/sgl-project/sglang/issues/14311"' in html
     for word in ("works", "works with flags", "partial", "broken", "untested", "conflicting"):
         assert f'<span class="badge s-{word.replace(" ", "-")}">{word}</span>' in html
-    assert 'data-copy="--fp8-gemm-backend cutlass"' in html
+    assert 'data-copy="--disable-cuda-graph"' in html
+    assert 'data-copy="--fp8-gemm-backend cutlass"' not in html  # a dead end in the seeds
     assert '759</span> <span class="unit">tok/s</span>' in html
 
 

@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 
 from agent.flags import (
     apply_changes,
@@ -345,15 +344,14 @@ def _shipped_fix_items() -> list:
     for path in sorted((ROOT / "findings").glob("*.md")):
         if path.name == "README.md":
             continue
-        text = path.read_text(encoding="utf-8")
-        if not text.startswith("---"):
-            continue
-        meta = yaml.safe_load(text.split("---", 2)[1]) or {}
-        fw = normalize_framework((meta.get("framework") or {}).get("name"))
-        for fix in [meta.get("fix") or {}, *(meta.get("alternatives") or [])]:
-            for key in ("add", "remove", "env", "pins"):
-                for item in fix.get(key) or []:
-                    out.append(pytest.param(item, fw, id=f"{path.stem}:{key}:{item}"[:90]))
+        from kb.parse import parse_file
+
+        for f in parse_file(path).findings:
+            fw = normalize_framework(f.framework.name)
+            for fix in (f.fix, *f.alternatives):
+                for key in ("add", "remove", "env", "pins"):
+                    for item in getattr(fix, key):
+                        out.append(pytest.param(item, fw, id=f"{path.stem}:{key}:{item}"[:90]))
     return out
 
 

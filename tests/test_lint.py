@@ -118,8 +118,8 @@ def test_clean_folder_passes_and_readme_is_skipped(folder):
         ),
         (
             ("hardware:\n  sm: sm120", "hardware:\n  sm: 120x"),
-            "findings/x.md:6: error: 'hardware.sm' must look like sm90, sm100 or sm120 "
-            "(got '120x')",
+            "findings/x.md:6: error: 'hardware.sm' must look like sm90, sm100 or sm120 (NVIDIA) "
+            "or gfx942 (AMD) (got '120x')",
         ),
     ],
 )

@@ -222,7 +222,8 @@ HEAD = "---\nid: case\ntitle: A case\nstatus: broken\n"
         ),
         (
             "hardware:\n  sm: blackwell\n",
-            "6: 'hardware.sm' must look like sm90, sm100 or sm120 (got 'blackwell')",
+            "6: 'hardware.sm' must look like sm90, sm100 or sm120 (NVIDIA) or gfx942 (AMD) "
+            "(got 'blackwell')",
         ),
         ("sources: https://example.org/a\n", "5: 'sources' must be a list of strings"),
         ("tags: [fp8, 2026]\n", "5: 'tags' must be a list of strings"),
@@ -479,3 +480,12 @@ def test_free_form_findings_and_pasted_logs_class_a_line_alike(line: str) -> Non
 
     (f,) = parse_text(f"## Case\n\n```\n{line}\n```\n", "notes.md").findings
     assert [s.cls for s in f.symptoms] == [classify(line) or "crash"]
+
+
+def test_an_amd_target_is_a_valid_sm():
+    from kb.serialize import finding_from_dict
+
+    f = finding_from_dict(
+        {"id": "a", "title": "t", "status": "works", "hardware": {"sm": "GFX942"}}, path="a.md"
+    )
+    assert f.hardware.sm == "gfx942"
