@@ -282,3 +282,16 @@ def test_shipped_findings_ingest_clean_and_each_has_sources(run):
     listed = json.loads(run("list", "--json").stdout)
     assert len(listed) >= 41
     assert [d["id"] for d in listed if not d.get("sources")] == []
+
+
+def test_list_families_shows_coverage_and_gaps(indexed):
+    result = indexed("list", "--families", "--json")
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert set(data) == {"total", "working_deployments", "families", "gpu_generations", "frameworks", "gaps"}
+    assert data["total"] == sum(data["frameworks"].values())
+    assert set(data["gaps"]) == {f for f, n in data["families"].items() if n < 5}
+    human = indexed("list", "--families")
+    assert human.exit_code == 0
+    assert human.stdout.splitlines()[0].split() == ["family", "findings", "what"]
+    assert f"{data['total']} findings, {data['working_deployments']} working deployments" in human.stdout

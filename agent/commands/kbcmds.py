@@ -108,6 +108,14 @@ def list_command(
     framework: Annotated[
         Optional[str], typer.Option("--framework", help="Framework contains this: sglang, vllm.")
     ] = None,
+    families: Annotated[
+        bool,
+        typer.Option(
+            "--families",
+            help="Coverage instead of the list: findings per failure family, GPU generation "
+            "and framework.",
+        ),
+    ] = False,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -120,6 +128,9 @@ def list_command(
 
     database = open_index(db)
     found = load_findings(database, model=model, gpu=gpu, status=status, framework=framework)
+    if families:
+        _print_coverage(found, json_out)
+        return
     if json_out:
         typer.echo(json.dumps([{**finding_to_dict(f), "path": f.path} for f in found], indent=2))
         return
@@ -127,6 +138,45 @@ def list_command(
         typer.echo("no findings match these filters", err=True)
         return
     _print_table(found)
+
+
+def _print_coverage(found: list[Finding], json_out: bool) -> None:
+    from agent.coverage import coverage
+
+    cov = coverage(found)
+    if json_out:
+        typer.echo(
+            json.dumps(
+                {
+                    "total": cov.total,
+                    "working_deployments": cov.working_deployments,
+                    "families": {f: n for f, _, n in cov.families},
+                    "gpu_generations": dict(cov.generations),
+                    "frameworks": dict(cov.frameworks),
+                    "gaps": list(cov.gaps()),
+                },
+                indent=2,
+            )
+        )
+        return
+    from rich.table import Table
+
+    console = _console()
+    table = Table(box=None, pad_edge=False, header_style="bold", title_justify="left")
+    table.add_column("family", no_wrap=True)
+    table.add_column("findings", justify="right", no_wrap=True)
+    table.add_column("what", overflow="fold")
+    for fam, desc, n in cov.families:
+        table.add_row(fam, str(n) if n >= 5 else f"[yellow]{n}[/yellow]", desc)
+    console.print(table)
+    console.print(
+        "\nGPU generations: " + ", ".join(f"{g} {n}" for g, n in cov.generations)
+    )
+    console.print("Frameworks: " + ", ".join(f"{fw} {n}" for fw, n in cov.frameworks))
+    console.print(
+        f"{cov.total} findings, {cov.working_deployments} working deployments with their command"
+        + (f"; under 5: {', '.join(cov.gaps())}" if cov.gaps() else "")
+    )
 
 
 def _print_table(found: list[Finding]) -> None:
