@@ -253,7 +253,7 @@ def env_table(releases: dict[str, flag_extract.Release], order: list[str]) -> di
         if vs[-1] != order[-1]:
             entry["removed_in"] = order[order.index(vs[-1]) + 1]
         out[name] = entry
-    return {"read_from": ranges(with_env, order), "vars": out}
+    return {"read_from": ranges(with_env, order), "vars": out}  # split by build()
 
 
 def _attach_facts(fw: str, block: dict, facts: dict) -> None:
@@ -265,7 +265,7 @@ def _attach_facts(fw: str, block: dict, facts: dict) -> None:
             if key is None:
                 raise BuildError(f"data/flag_facts.json: {fw} {kind}: {name} is in no release")
             flags[key]["doc" if kind == "docs" else "note"] = text
-    envs = block["env"]["vars"]
+    envs = block["env"]
     for name, doc in facts.get("env_docs", {}).items():
         envs.setdefault(name, {"versions": []})["doc"] = doc
     for old, new in facts.get("env_renamed", {}).items():
@@ -305,8 +305,10 @@ def build(facts: dict, extracts: dict[str, dict[str, Path]]) -> dict:
             "allow_abbrev": all(releases[v].allow_abbrev for v in order),
             "versions": order,
             "flags": merge(releases, order),
-            "env": env_table(releases, order),
         }
+        env = env_table(releases, order)
+        block["env_read_from"] = env["read_from"]  # releases that have an environment table
+        block["env"] = env["vars"]
         _attach_facts(fw, block, ff)
         for k in ("env_prefixes", "env_prefix_aliases", "packages", "images"):
             block[k] = ff[k]
@@ -316,7 +318,7 @@ def build(facts: dict, extracts: dict[str, dict[str, Path]]) -> dict:
         "naming": trt["naming"], "allow_abbrev": trt["allow_abbrev"], "versions": [],
         "hand_kept": trt["why_not_generated"],
         "flags": trt["flags"], "config": {k: {"doc": v} for k, v in trt["config"].items()},
-        "unregistered": {}, "value_aliases": {}, "env": {"read_from": [], "vars": {}},
+        "unregistered": {}, "value_aliases": {}, "env_read_from": [], "env": {},
         **{k: trt[k] for k in ("env_prefixes", "env_prefix_aliases", "packages", "images")},
     }
     return {
@@ -343,8 +345,23 @@ def build(facts: dict, extracts: dict[str, dict[str, Path]]) -> dict:
     }
 
 
+def _dump(obj: object, depth: int, indent: str = "") -> str:
+    """JSON with one line per entry below ``depth`` levels (a setting, a spelling run, an
+    environment variable), so the file stays small and a change shows as one line in a diff."""
+    if depth <= 0 or not isinstance(obj, dict) or not obj:
+        if isinstance(obj, list) and depth > 0 and obj and all(isinstance(x, dict) for x in obj):
+            inner = indent + " "
+            items = [inner + _dump(x, 0) for x in obj]
+            return "[\n" + ",\n".join(items) + "\n" + indent + "]"
+        return json.dumps(obj, ensure_ascii=False)
+    inner = indent + " "
+    items = [f"{inner}{json.dumps(k, ensure_ascii=False)}: {_dump(v, depth - 1, inner)}"
+             for k, v in obj.items()]
+    return "{\n" + ",\n".join(items) + "\n" + indent + "}"
+
+
 def render(data: dict) -> str:
-    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    return _dump(data, 4) + "\n"
 
 
 def load_facts(path: Path) -> dict:

@@ -594,23 +594,39 @@ def extract_vllm(root: Path) -> Release:
                 if not names:
                     continue
                 base = None
+
+                def field_of(expr: ast.expr) -> tuple[str, str] | None:
+                    if isinstance(expr, ast.Name) and expr.id in field_vars:
+                        var, fname = field_vars[expr.id]
+                    elif isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) \
+                            and isinstance(_const(expr.slice), str):
+                        var, fname = expr.value.id, str(_const(expr.slice))
+                    else:
+                        return None
+                    return (kw_vars[var], fname) if var in kw_vars else None
+
+                extra: list[ast.keyword] = []
                 for k in node.keywords:
-                    if k.arg is None and isinstance(k.value, ast.Name) \
-                            and k.value.id in field_vars \
-                            and field_vars[k.value.id][0] in kw_vars:
-                        var, fname = field_vars[k.value.id]
-                        fields = _class_fields(tab, kw_vars[var])
-                        if fname in fields:
-                            base = _vllm_field_reg(names, kw_vars[var], fname, fields[fname],
-                                                   tab, path)
-                    if k.arg is None and isinstance(k.value, ast.Subscript) \
-                            and isinstance(k.value.value, ast.Name) \
-                            and k.value.value.id in kw_vars:
-                        fname = _const(k.value.slice)
-                        fields = _class_fields(tab, kw_vars[k.value.value.id])
-                        if isinstance(fname, str) and fname in fields:
-                            base = _vllm_field_reg(names, kw_vars[k.value.value.id], fname,
-                                                   fields[fname], tab, path)
+                    if k.arg is not None:
+                        continue
+                    sources = [k.value]
+                    if isinstance(k.value, ast.Dict):  # **{**kwargs["x"], "default": None}
+                        sources = [v for key, v in zip(k.value.keys, k.value.values, strict=True)
+                                   if key is None]
+                        extra += [ast.keyword(arg=_const(key), value=v)
+                                  for key, v in zip(k.value.keys, k.value.values, strict=True)
+                                  if isinstance(_const(key), str)]
+                    for src in sources:
+                        got = field_of(src)
+                        if got is None:
+                            continue
+                        fields = _class_fields(tab, got[0])
+                        if got[1] in fields:
+                            base = _vllm_field_reg(names, got[0], got[1], fields[got[1]], tab,
+                                                   path)
+                if extra:
+                    node = ast.Call(func=node.func, args=node.args,
+                                    keywords=[*node.keywords, *extra])
                 rel.regs.append(_argparse_reg(node, names, tab, path, base=base))
     for path, tree in files.items():
         if "argparse" in path or path.endswith(("arg_utils.py", "cli_args.py")):
