@@ -447,12 +447,20 @@ class Registry:
         shown = DISPLAY.get(fw, fw)
         if not version or not version.strip():
             return Release(fw, None, f"{shown} version unknown: flags not checked against a release")
-        want = version_tuple(version.split()[0])
+        first = re.match(r"\s*v?(\d+(?:\.\d+)+)", version)
+        want = version_tuple(first.group(1)) if first else None  # "0.25.1, torch 2.11"
+        if want is None:  # "patched vLLM 0.28.0", "lmsysorg/sglang:v0.5.9", "vllm v0.17.1 in ..."
+            m = re.search(r"(?:sglang|vllm|tensorrt-llm|trt-?llm)[\s:=@-]*v?(\d+(?:\.\d+)+)",
+                          version, re.I)
+            want = version_tuple(m.group(1)) if m else None
         if want is None:
             return Release(fw, None, f"{shown} {version.strip()} is not a release number: flags "
                                      "not checked against a release")
         tuples = [(version_tuple(v), v) for v in known]
+        same_minor = [v for t, v in tuples if t is not None and t[:2] == want[:2]]
         before = [v for t, v in tuples if t is not None and t <= want]
+        if same_minor and not (before and version_tuple(before[-1])[:2] == want[:2]):
+            before = same_minor[:1]  # 0.11.0 -> 0.11.2 when 0.11.2 is the release read
         if not before:
             return Release(fw, None, f"{shown} {version.strip()} is older than the oldest release "
                                      f"the flag registry read ({known[0]}): flags not checked")
@@ -747,6 +755,21 @@ class Registry:
             return Flag(name=eq.name, value=eq.value, written=f"{eq.name}: {eq.value}")
         written = eq.name if eq.value is None else f"{eq.name} {eq.value}"
         return Flag(name=eq.name, value=eq.value, written=written)
+
+
+def installed_version(framework: str | None) -> str | None:
+    """The version of ``framework``'s package installed in this Python environment, from its
+    metadata (``importlib.metadata``; the framework is never imported), or None."""
+    from importlib import metadata
+
+    fw = normalize_framework(framework)
+    package = {"sglang": "sglang", "vllm": "vllm", "tensorrt-llm": "tensorrt_llm"}.get(fw or "")
+    if package is None:
+        return None
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 @functools.lru_cache(maxsize=8)

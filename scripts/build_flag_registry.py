@@ -46,7 +46,7 @@ KEEP = {
     "sglang": [r"^sglang/srt/server_args\.py$", r"^sglang/srt/arg_groups/.*\.py$",
                r"^sglang/srt/environ\.py$"],
     "vllm": [r"^vllm/engine/arg_utils\.py$", r"^vllm/config\.py$", r"^vllm/config/.*\.py$",
-             r"^vllm/envs\.py$", r"^vllm/entrypoints/openai/cli_args\.py$",
+             r"^vllm/envs\.py$", r"^vllm/entrypoints/(openai/|common/)?cli_args\.py$",
              r"^vllm/entrypoints/cli/serve\.py$", r"^vllm/utils/argparse_utils\.py$",
              r"^vllm/utils/__init__\.py$", r"^vllm/(v1/)?attention/backends/registry\.py$",
              r"^vllm/platforms/interface\.py$",

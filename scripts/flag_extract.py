@@ -14,7 +14,7 @@ SGLang (``sglang/srt/server_args.py`` and ``sglang/srt/arg_groups/``):
     ``DeprecatedAction`` are deprecated switches of their own;
   * environment variables: the ``Env*`` attributes of ``class Envs`` in ``sglang/srt/environ.py``.
 
-vLLM (``vllm/engine/arg_utils.py``, ``vllm/entrypoints/openai/cli_args.py``, ``vllm/config``):
+vLLM (``vllm/engine/arg_utils.py``, ``vllm/entrypoints/{openai,common}/cli_args.py``, ``config``):
   * ``group.add_argument("--name", "-x", **model_kwargs["field"], deprecated=True)`` where
     ``model_kwargs = get_kwargs(ModelConfig)``; the field's annotation decides the rest as vLLM's
     ``_compute_kwargs`` does (a dataclass takes JSON, ``bool`` is a ``--name/--no-name`` switch,
@@ -541,10 +541,16 @@ def extract_vllm(root: Path) -> Release:
     files = parse_files(root, rels)
     tab = Names(files)
     rel = Release()
-    arg_files = [r for r in files if r.endswith(("engine/arg_utils.py", "openai/cli_args.py",
+    arg_files = [r for r in files if r.endswith(("engine/arg_utils.py", "/cli_args.py",
                                                    "cli/serve.py"))]
     for path in arg_files:
         tree = files[path]
+        owner_of: dict[int, str] = {}  # id(method) -> its class (for get_kwargs(cls))
+        for cls in ast.walk(tree):
+            if isinstance(cls, ast.ClassDef):
+                for st in cls.body:
+                    if isinstance(st, ast.FunctionDef):
+                        owner_of[id(st)] = cls.name
         for fn in ast.walk(tree):
             if not isinstance(fn, ast.FunctionDef):
                 continue
@@ -561,7 +567,10 @@ def extract_vllm(root: Path) -> Release:
                 if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
                         and ast.unparse(node.value.func).endswith("get_kwargs") \
                         and node.value.args and isinstance(node.targets[0], ast.Name):
-                    kw_vars[node.targets[0].id] = ast.unparse(node.value.args[0])
+                    cls_name = ast.unparse(node.value.args[0])
+                    if cls_name == "cls" and id(fn) in owner_of:
+                        cls_name = owner_of[id(fn)]  # a classmethod: it and its subclasses
+                    kw_vars[node.targets[0].id] = cls_name
                 elif isinstance(node, ast.Delete):
                     for t in node.targets:
                         if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
@@ -580,7 +589,12 @@ def extract_vllm(root: Path) -> Release:
                             and c.func.attr == "add_argument"]
                     if not adds:
                         continue
-                    for fname, ann in _class_fields(tab, kw_vars[var]).items():
+                    fields = _class_fields(tab, kw_vars[var])
+                    for sub in tab.classes.values():
+                        if any(isinstance(b, ast.Name) and b.id == kw_vars[var]
+                               for b in sub.bases):
+                            fields = {**fields, **_class_fields(tab, sub.name)}
+                    for fname, ann in fields.items():
                         if fname in deleted.get(var, set()):
                             continue
                         flag = "--" + fname.replace("_", "-")

@@ -41,6 +41,7 @@ def lint_command(
                     "files": report.files,
                     "errors": [_problem_dict(p) for p in report.errors],
                     "warnings": [_problem_dict(p) for p in report.warnings],
+                    "notes": [_problem_dict(p) for p in report.notes],
                 },
                 indent=2,
                 ensure_ascii=False,
@@ -51,6 +52,8 @@ def lint_command(
             typer.echo(_line(p, "error"))
         for p in report.warnings:
             typer.echo(_line(p, "warning"))
+        for p in report.notes:
+            typer.echo(_line(p, "note"), err=True)
         typer.echo(_summary(report.files, len(report.errors), len(report.warnings)), err=True)
     if report.failed(strict):
         raise typer.Exit(1)
