@@ -297,8 +297,10 @@ def _check_flags(
             skipped.append(written)
             return
         for issue in reg.version_issues(written, value, fw, checked):
-            out.warning(line, f"flag '{written}': {issue.message} "
-                              f"(framework.version: {str(version).strip()})")
+            out.warning(
+                line,
+                f"flag '{written}': {issue.message} (framework.version: {str(version).strip()})",
+            )
 
     def check_item(item: Any, key: str, flags_only: bool = False) -> None:
         if not isinstance(item, str) or not item.strip():
@@ -317,8 +319,7 @@ def _check_flags(
             if not reg.is_known(c.name, fw):
                 unknown(written, keys.get(key))
             elif not flags_only:
-                in_release(written if written.startswith("-") else c.name, c.value,
-                           keys.get(key))
+                in_release(written if written.startswith("-") else c.name, c.value, keys.get(key))
 
     fixes: list[tuple[str, Any]] = [("fix", d.get("fix"))]
     alts = d.get("alternatives")
@@ -354,8 +355,10 @@ def _check_flags(
             elif (cfg.framework or fw) == fw:
                 in_release(written, flag.value, keys.get(key))
     if skipped:
-        out.note(keys.get("framework.version") or keys.get("framework"),
-                 f"{len(skipped)} flag(s) not checked against a release: {release.note}")
+        out.note(
+            keys.get("framework.version") or keys.get("framework"),
+            f"{len(skipped)} flag(s) not checked against a release: {release.note}",
+        )
 
 
 # --- many files --------------------------------------------------------------------------------

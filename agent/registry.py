@@ -473,6 +473,11 @@ class Registry:
         return Release(fw, got, f"{shown} {version.strip()} checked against {got}")
 
     def _setting_spellings(self, canon: str, fw: str) -> list[dict]:
+        """The spelling entries of a setting (``--x.key`` and ``--no-x`` are ``--x``'s)."""
+        if canon.startswith("--") and "." in canon:
+            canon = canon.split(".", 1)[0]
+        if canon.startswith("--no-") and canon not in self._specs.get(fw, {}):
+            canon = "--" + canon[5:]
         return [e for e in self._spellings.get(fw, {}).values() if e["to"] == canon]
 
     def spelling_in(self, name: str, framework: str | None, version: str) -> str | None:
@@ -482,8 +487,7 @@ class Registry:
         canon, _ = self._resolve(name, fw)
         if canon is None or fw is None:
             return None
-        base = canon.split(".", 1)[0] if canon.startswith("--") and "." in canon else canon
-        entries = self._setting_spellings(base, fw)
+        entries = self._setting_spellings(canon, fw)
         if not entries:
             return canon  # not versioned (hand-kept flag, config key)
         accepted = [e for e in entries if _in_ranges(version, e["versions"])]
@@ -491,7 +495,10 @@ class Registry:
             return None
         primary = [e for e in accepted if _in_ranges(version, e.get("canonical", e["versions"]))]
         pick = (primary or accepted)[0]["from"]
-        return pick + canon[len(base):]
+        if canon.startswith("--no-") and canon not in self._specs.get(fw, {}):
+            return "--no-" + pick[2:]
+        dotted = canon.partition(".")[2] if canon.startswith("--") else ""
+        return pick + ("." + dotted if dotted else "")
 
     def first_release(self, name: str, framework: str | None) -> str | None:
         fw = self._fwname(framework)
@@ -515,8 +522,7 @@ class Registry:
         negated = self.negation(name, fw)
         if negated is not None:
             written = negated
-        base = canon.split(".", 1)[0] if canon.startswith("--") and "." in canon else canon
-        entries = self._setting_spellings(base, fw)
+        entries = self._setting_spellings(canon, fw)
         if not entries:
             return True
         exact = self._spellings[fw].get(written.split(".", 1)[0])
@@ -570,7 +576,7 @@ class Registry:
         if here is None:
             first = self.first_release(written, fw)
             if first and version_tuple(first) > version_tuple(version):  # type: ignore[operator]
-                why = f"{canon} first appears in {DISPLAY.get(fw, fw)} {first}"
+                why = f"{canon.split('.', 1)[0]} first appears in {DISPLAY.get(fw, fw)} {first}"
             else:
                 last = max((e["versions"][-1][1] for e in self._setting_spellings(canon, fw)),
                            key=lambda v: version_tuple(v) or (), default=None)

@@ -43,14 +43,24 @@ DEFAULT_CACHE = Path(tempfile.gettempdir()) / "deploykb-flag-wheels"
 
 # the files of a wheel the extractor reads
 KEEP = {
-    "sglang": [r"^sglang/srt/server_args\.py$", r"^sglang/srt/arg_groups/.*\.py$",
-               r"^sglang/srt/environ\.py$"],
-    "vllm": [r"^vllm/engine/arg_utils\.py$", r"^vllm/config\.py$", r"^vllm/config/.*\.py$",
-             r"^vllm/envs\.py$", r"^vllm/entrypoints/(openai/|common/)?cli_args\.py$",
-             r"^vllm/entrypoints/cli/serve\.py$", r"^vllm/utils/argparse_utils\.py$",
-             r"^vllm/utils/__init__\.py$", r"^vllm/(v1/)?attention/backends/registry\.py$",
-             r"^vllm/platforms/interface\.py$",
-             r"^vllm/model_executor/layers/quantization/__init__\.py$"],
+    "sglang": [
+        r"^sglang/srt/server_args\.py$",
+        r"^sglang/srt/arg_groups/.*\.py$",
+        r"^sglang/srt/environ\.py$",
+    ],
+    "vllm": [
+        r"^vllm/engine/arg_utils\.py$",
+        r"^vllm/config\.py$",
+        r"^vllm/config/.*\.py$",
+        r"^vllm/envs\.py$",
+        r"^vllm/entrypoints/(openai/|common/)?cli_args\.py$",
+        r"^vllm/entrypoints/cli/serve\.py$",
+        r"^vllm/utils/argparse_utils\.py$",
+        r"^vllm/utils/__init__\.py$",
+        r"^vllm/(v1/)?attention/backends/registry\.py$",
+        r"^vllm/platforms/interface\.py$",
+        r"^vllm/model_executor/layers/quantization/__init__\.py$",
+    ],
 }
 EXTRACT = {"sglang": flag_extract.extract_sglang, "vllm": flag_extract.extract_vllm}
 
@@ -74,11 +84,24 @@ def fetch(fw: str, version: str, cache: Path) -> Path:
     out = cache / fw / version
     if (out / "wheel.json").exists():
         return out
-    tmp = Path(tempfile.mkdtemp(prefix=f"{fw}-{version}-", dir=cache.parent if cache.parent.exists()
-                                else None))
+    tmp = Path(
+        tempfile.mkdtemp(
+            prefix=f"{fw}-{version}-", dir=cache.parent if cache.parent.exists() else None
+        )
+    )
     try:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-               "-q", f"{fw}=={version}", "-d", str(tmp)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "-q",
+            f"{fw}=={version}",
+            "-d",
+            str(tmp),
+        ]
         print(f"downloading {fw} {version}", file=sys.stderr, flush=True)
         if subprocess.run(cmd).returncode != 0:
             raise BuildError(f"pip download {fw}=={version} failed")
@@ -96,8 +119,11 @@ def fetch(fw: str, version: str, cache: Path) -> Path:
             dated = max((datetime.datetime(*z.getinfo(n).date_time) for n in names), default=None)
             for n in names:
                 z.extract(n, out / "src")
-        meta = {"wheel": whl.name, "sha256": digest.hexdigest(),
-                "files_dated": dated.date().isoformat() if dated else None}
+        meta = {
+            "wheel": whl.name,
+            "sha256": digest.hexdigest(),
+            "files_dated": dated.date().isoformat() if dated else None,
+        }
         (out / "wheel.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
         whl.unlink()
     finally:
@@ -206,8 +232,9 @@ def merge(releases: dict[str, flag_extract.Release], order: list[str]) -> dict:
         for n in sorted(members, key=lambda s: (s != key, s)):
             vs = sorted(state[n], key=version_key)
             sp: dict = {"versions": ranges(vs, order)}
-            canonical = [v for v in vs if canon_by_v.get(v) is not None
-                         and canon_by_v[v].names[0] == n]
+            canonical = [
+                v for v in vs if canon_by_v.get(v) is not None and canon_by_v[v].names[0] == n
+            ]
             if canonical and canonical != vs:
                 sp["canonical"] = ranges(canonical, order)
             elif not canonical:
@@ -218,8 +245,9 @@ def merge(releases: dict[str, flag_extract.Release], order: list[str]) -> dict:
                 if c is not None and c.names[0] != n:
                     names_in.setdefault(c.names[0], []).append(v)
             if names_in:
-                sp["alias_of"] = [{"name": c, "versions": ranges(cv, order)}
-                                  for c, cv in names_in.items()]
+                sp["alias_of"] = [
+                    {"name": c, "versions": ranges(cv, order)} for c, cv in names_in.items()
+                ]
             dep = [v for v in vs if state[n][v][0].deprecated]
             if dep:
                 sp["deprecated"] = ranges(dep, order)
@@ -269,14 +297,19 @@ def _attach_facts(fw: str, block: dict, facts: dict) -> None:
     for name, doc in facts.get("env_docs", {}).items():
         envs.setdefault(name, {"versions": []})["doc"] = doc
     for old, new in facts.get("env_renamed", {}).items():
-        envs.setdefault(old, {"versions": []}).update(renamed_to=new, doc=f"deprecated name of {new}")
+        envs.setdefault(old, {"versions": []}).update(
+            renamed_to=new, doc=f"deprecated name of {new}"
+        )
     for old, flag in facts.get("env_replaced_by_flag", {}).items():
-        envs.setdefault(old, {"versions": []}).update(replaced_by_flag=flag,
-                                                      doc=f"deprecated: use {flag}")
-    for name, entry in facts.get("unregistered", {}).items():
+        envs.setdefault(old, {"versions": []}).update(
+            replaced_by_flag=flag, doc=f"deprecated: use {flag}"
+        )
+    for name in facts.get("unregistered", {}):
         if name in index:
-            raise BuildError(f"data/flag_facts.json: {fw} unregistered: {name} is registered in "
-                             f"{flags[index[name]]['spellings'][name]['versions']}")
+            raise BuildError(
+                f"data/flag_facts.json: {fw} unregistered: {name} is registered in "
+                f"{flags[index[name]]['spellings'][name]['versions']}"
+            )
     block["unregistered"] = facts.get("unregistered", {})
     block["value_aliases"] = facts.get("value_aliases", {})
 
@@ -294,8 +327,10 @@ def build(facts: dict, extracts: dict[str, dict[str, Path]]) -> dict:
         prov = []
         for v in order:
             meta = json.loads((folders[v] / "wheel.json").read_text(encoding="utf-8"))
-            counts = {"flags": len({n for r in releases[v].regs for n in r.names}),
-                      "env": len(releases[v].env)}
+            counts = {
+                "flags": len({n for r in releases[v].regs for n in r.names}),
+                "env": len(releases[v].env),
+            }
             prov.append({"version": v, **meta, **counts})
         provenance[fw] = prov
         ff = facts["frameworks"][fw]
@@ -315,10 +350,16 @@ def build(facts: dict, extracts: dict[str, dict[str, Path]]) -> dict:
         frameworks[fw] = block
     trt = facts["frameworks"]["tensorrt-llm"]
     frameworks["tensorrt-llm"] = {
-        "naming": trt["naming"], "allow_abbrev": trt["allow_abbrev"], "versions": [],
+        "naming": trt["naming"],
+        "allow_abbrev": trt["allow_abbrev"],
+        "versions": [],
         "hand_kept": trt["why_not_generated"],
-        "flags": trt["flags"], "config": {k: {"doc": v} for k, v in trt["config"].items()},
-        "unregistered": {}, "value_aliases": {}, "env_read_from": [], "env": {},
+        "flags": trt["flags"],
+        "config": {k: {"doc": v} for k, v in trt["config"].items()},
+        "unregistered": {},
+        "value_aliases": {},
+        "env_read_from": [],
+        "env": {},
         **{k: trt[k] for k in ("env_prefixes", "env_prefix_aliases", "packages", "images")},
     }
     return {
@@ -355,8 +396,10 @@ def _dump(obj: object, depth: int, indent: str = "") -> str:
             return "[\n" + ",\n".join(items) + "\n" + indent + "]"
         return json.dumps(obj, ensure_ascii=False)
     inner = indent + " "
-    items = [f"{inner}{json.dumps(k, ensure_ascii=False)}: {_dump(v, depth - 1, inner)}"
-             for k, v in obj.items()]
+    items = [
+        f"{inner}{json.dumps(k, ensure_ascii=False)}: {_dump(v, depth - 1, inner)}"
+        for k, v in obj.items()
+    ]
     return "{\n" + ",\n".join(items) + "\n" + indent + "}"
 
 
@@ -386,11 +429,15 @@ def collect(cache: Path, facts: dict, offline: bool) -> dict[str, dict[str, Path
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="regenerate and exit 1 if data/flags.json differs")
-    parser.add_argument("--cache", type=Path,
-                        default=Path(os.environ.get("DEPLOYKB_FLAG_CACHE", DEFAULT_CACHE)),
-                        help="folder of extracted releases (DEPLOYKB_FLAG_CACHE)")
+    parser.add_argument(
+        "--check", action="store_true", help="regenerate and exit 1 if data/flags.json differs"
+    )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(os.environ.get("DEPLOYKB_FLAG_CACHE", DEFAULT_CACHE)),
+        help="folder of extracted releases (DEPLOYKB_FLAG_CACHE)",
+    )
     parser.add_argument("--offline", action="store_true", help="never download")
     parser.add_argument("--facts", type=Path, default=FACTS)
     parser.add_argument("--out", type=Path, default=OUT)

@@ -89,8 +89,12 @@ class Names:
             self.extend.setdefault(node.target.id, []).append(node.value)
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             f = node.value.func
-            if (isinstance(f, ast.Attribute) and f.attr in ("extend", "append")
-                    and isinstance(f.value, ast.Name) and node.value.args):
+            if (
+                isinstance(f, ast.Attribute)
+                and f.attr in ("extend", "append")
+                and isinstance(f.value, ast.Name)
+                and node.value.args
+            ):
                 arg = node.value.args[0]
                 if f.attr == "append":
                     arg = ast.List(elts=[arg], ctx=ast.Load())
@@ -102,8 +106,10 @@ class Names:
     def enum_members(self, cls: ast.ClassDef, attr: str = "value") -> list[str] | None:
         out = []
         for st in cls.body:
-            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(
-                st.targets[0], ast.Name
+            if (
+                isinstance(st, ast.Assign)
+                and len(st.targets) == 1
+                and isinstance(st.targets[0], ast.Name)
             ):
                 name = st.targets[0].id
                 if name.startswith("_"):
@@ -192,8 +198,11 @@ class Names:
             if isinstance(node.value, ast.Name) and node.value.id in self.classes:
                 cls = self.classes[node.value.id]
                 for st in cls.body:
-                    if (isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Name)
-                            and st.targets[0].id == node.attr):
+                    if (
+                        isinstance(st, ast.Assign)
+                        and isinstance(st.targets[0], ast.Name)
+                        and st.targets[0].id == node.attr
+                    ):
                         return self.strings(st.value, d)
             return None
         if isinstance(node, ast.ListComp | ast.SetComp) and len(node.generators) == 1:
@@ -205,8 +214,11 @@ class Names:
                 cls = self.classes[it.id]
                 if self.is_enum(cls) and isinstance(node.elt, ast.Attribute):
                     return self.enum_members(cls, "name" if node.elt.attr == "name" else "value")
-            if isinstance(node.elt, ast.Name) and isinstance(gen.target, ast.Name) \
-                    and node.elt.id == gen.target.id:
+            if (
+                isinstance(node.elt, ast.Name)
+                and isinstance(gen.target, ast.Name)
+                and node.elt.id == gen.target.id
+            ):
                 return self.strings(it, d)
             return None
         return None
@@ -255,8 +267,9 @@ def _dest_of(names: list[str]) -> str:
     return longs[0].lstrip("-").replace("-", "_")
 
 
-def _argparse_reg(call: ast.Call, names: list[str], names_tab: Names, where: str,
-                  base: Reg | None = None) -> Reg:
+def _argparse_reg(
+    call: ast.Call, names: list[str], names_tab: Names, where: str, base: Reg | None = None
+) -> Reg:
     """A Reg from add_argument keywords (on top of ``base`` from a ``**kwargs`` field)."""
     kw = _kw(call)
     reg = base or Reg(names=names, dest=_dest_of(names), where=where)
@@ -308,7 +321,9 @@ def _argparse_reg(call: ast.Call, names: list[str], names_tab: Names, where: str
 
 def _split_annotated(ann: ast.expr) -> tuple[ast.expr, ast.expr] | None:
     if isinstance(ann, ast.Subscript) and ast.unparse(ann.value) in (
-        "A", "Annotated", "typing.Annotated"
+        "A",
+        "Annotated",
+        "typing.Annotated",
     ):
         sl = ann.slice
         if isinstance(sl, ast.Tuple) and len(sl.elts) >= 2:
@@ -348,14 +363,24 @@ def _sglang_field(name: str, tp: ast.expr, meta: ast.expr, tab: Names, where: st
     inner = _unwrap_optional(tp)
     head = ast.unparse(inner.value) if isinstance(inner, ast.Subscript) else ast.unparse(inner)
     if "action" in kw:
-        call = ast.Call(func=ast.Name("add_argument"), args=[], keywords=[
-            ast.keyword(arg="action", value=kw["action"])])
+        call = ast.Call(
+            func=ast.Name("add_argument"),
+            args=[],
+            keywords=[ast.keyword(arg="action", value=kw["action"])],
+        )
         _argparse_reg(call, names, tab, where, base=reg)
         if kw.get("action_kwargs") is not None and isinstance(kw["action_kwargs"], ast.Dict):
-            extra = ast.Call(func=ast.Name("add_argument"), args=[], keywords=[
-                ast.keyword(arg=_const(k), value=v)
-                for k, v in zip(kw["action_kwargs"].keys, kw["action_kwargs"].values, strict=False)
-                if isinstance(_const(k), str)])
+            extra = ast.Call(
+                func=ast.Name("add_argument"),
+                args=[],
+                keywords=[
+                    ast.keyword(arg=_const(k), value=v)
+                    for k, v in zip(
+                        kw["action_kwargs"].keys, kw["action_kwargs"].values, strict=False
+                    )
+                    if isinstance(_const(k), str)
+                ],
+            )
             _argparse_reg(extra, names, tab, where, base=reg)
         reg.dest = name
         return reg
@@ -385,9 +410,7 @@ def extract_sglang(root: Path) -> Release:
     if (base / "server_args.py").exists():
         rels.append("sglang/srt/server_args.py")
     if (base / "arg_groups").is_dir():
-        rels += sorted(
-            str(p.relative_to(root)) for p in (base / "arg_groups").rglob("*.py")
-        )
+        rels += sorted(str(p.relative_to(root)) for p in (base / "arg_groups").rglob("*.py"))
     files = parse_files(root, rels)
     tab = Names(files)
     rel = Release()
@@ -406,8 +429,11 @@ def extract_sglang(root: Path) -> Release:
                     reg = _sglang_field(st.target.id, parts[0], parts[1], tab, path)
                     if reg is not None:
                         rel.regs.append(reg)
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and node.func.attr == "add_argument":
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "add_argument"
+            ):
                 names = _option_names(node)
                 if names:
                     rel.regs.append(_argparse_reg(node, names, tab, path))
@@ -425,8 +451,11 @@ def extract_sglang(root: Path) -> Release:
                         target, value = st.targets[0].id, st.value
                     elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
                         target, value = st.target.id, st.value
-                    if target and isinstance(value, ast.Call) and \
-                            ast.unparse(value.func).startswith("Env"):
+                    if (
+                        target
+                        and isinstance(value, ast.Call)
+                        and ast.unparse(value.func).startswith("Env")
+                    ):
                         rel.env.append(target)
     return rel
 
@@ -484,8 +513,9 @@ def _flatten_types(tp: ast.expr, tab: Names, depth: int = 0) -> list[ast.expr]:
     return [tp]
 
 
-def _vllm_field_reg(names: list[str], owner: str, fname: str, ann: ast.expr, tab: Names,
-                    where: str) -> Reg:
+def _vllm_field_reg(
+    names: list[str], owner: str, fname: str, ann: ast.expr, tab: Names, where: str
+) -> Reg:
     # the setting is the config class's field: dest names alone collide across classes
     reg = Reg(names=names, dest=f"{owner}.{fname}", where=where)
     parts = _flatten_types(ann, tab)
@@ -522,8 +552,9 @@ def _vllm_field_reg(names: list[str], owner: str, fname: str, ann: ast.expr, tab
             if isinstance(p, ast.Subscript):
                 inner = p.slice.elts[0] if isinstance(p.slice, ast.Tuple) else p.slice
                 inner_parts = _flatten_types(inner, tab)
-                if any(ast.unparse(getattr(x, "value", x)).endswith("Literal")
-                       for x in inner_parts):
+                if any(
+                    ast.unparse(getattr(x, "value", x)).endswith("Literal") for x in inner_parts
+                ):
                     reg.choices = tab.strings(inner_parts[0])
             return reg
     for h in heads:
@@ -534,6 +565,23 @@ def _vllm_field_reg(names: list[str], owner: str, fname: str, ann: ast.expr, tab
     return reg
 
 
+def _field_of(
+    expr: ast.expr, field_vars: dict[str, tuple[str, str]], kw_vars: dict[str, str]
+) -> tuple[str, str] | None:
+    """(config class, field) behind ``kwargs["field"]`` or a variable holding it."""
+    if isinstance(expr, ast.Name) and expr.id in field_vars:
+        var, fname = field_vars[expr.id]
+    elif (
+        isinstance(expr, ast.Subscript)
+        and isinstance(expr.value, ast.Name)
+        and isinstance(_const(expr.slice), str)
+    ):
+        var, fname = expr.value.id, str(_const(expr.slice))
+    else:
+        return None
+    return (kw_vars[var], fname) if var in kw_vars else None
+
+
 def extract_vllm(root: Path) -> Release:
     """Flags and environment variables of one vLLM release extracted under ``root``."""
     pkg = root / "vllm"
@@ -541,8 +589,9 @@ def extract_vllm(root: Path) -> Release:
     files = parse_files(root, rels)
     tab = Names(files)
     rel = Release()
-    arg_files = [r for r in files if r.endswith(("engine/arg_utils.py", "/cli_args.py",
-                                                   "cli/serve.py"))]
+    arg_files = [
+        r for r in files if r.endswith(("engine/arg_utils.py", "/cli_args.py", "cli/serve.py"))
+    ]
     for path in arg_files:
         tree = files[path]
         owner_of: dict[int, str] = {}  # id(method) -> its class (for get_kwargs(cls))
@@ -558,15 +607,24 @@ def extract_vllm(root: Path) -> Release:
             field_vars: dict[str, tuple[str, str]] = {}  # x = model_kwargs["field"]
             deleted: dict[str, set[str]] = {}
             for node in ast.walk(fn):
-                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript) \
-                        and isinstance(node.value.value, ast.Name) \
-                        and isinstance(node.targets[0], ast.Name) \
-                        and isinstance(_const(node.value.slice), str):
-                    field_vars[node.targets[0].id] = (node.value.value.id,
-                                                      str(_const(node.value.slice)))
-                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
-                        and ast.unparse(node.value.func).endswith("get_kwargs") \
-                        and node.value.args and isinstance(node.targets[0], ast.Name):
+                if (
+                    isinstance(node, ast.Assign)
+                    and isinstance(node.value, ast.Subscript)
+                    and isinstance(node.value.value, ast.Name)
+                    and isinstance(node.targets[0], ast.Name)
+                    and isinstance(_const(node.value.slice), str)
+                ):
+                    field_vars[node.targets[0].id] = (
+                        node.value.value.id,
+                        str(_const(node.value.slice)),
+                    )
+                if (
+                    isinstance(node, ast.Assign)
+                    and isinstance(node.value, ast.Call)
+                    and ast.unparse(node.value.func).endswith("get_kwargs")
+                    and node.value.args
+                    and isinstance(node.targets[0], ast.Name)
+                ):
                     cls_name = ast.unparse(node.value.args[0])
                     if cls_name == "cls" and id(fn) in owner_of:
                         cls_name = owner_of[id(fn)]  # a classmethod: it and its subclasses
@@ -578,21 +636,27 @@ def extract_vllm(root: Path) -> Release:
                             if isinstance(key, str):
                                 deleted.setdefault(t.value.id, set()).add(key)
             for node in ast.walk(fn):
-                if isinstance(node, ast.For) and isinstance(node.iter, ast.Call) \
-                        and isinstance(node.iter.func, ast.Attribute) \
-                        and node.iter.func.attr == "items" \
-                        and isinstance(node.iter.func.value, ast.Name) \
-                        and node.iter.func.value.id in kw_vars:
+                if (
+                    isinstance(node, ast.For)
+                    and isinstance(node.iter, ast.Call)
+                    and isinstance(node.iter.func, ast.Attribute)
+                    and node.iter.func.attr == "items"
+                    and isinstance(node.iter.func.value, ast.Name)
+                    and node.iter.func.value.id in kw_vars
+                ):
                     var = node.iter.func.value.id
-                    adds = [c for c in ast.walk(node) if isinstance(c, ast.Call)
-                            and isinstance(c.func, ast.Attribute)
-                            and c.func.attr == "add_argument"]
+                    adds = [
+                        c
+                        for c in ast.walk(node)
+                        if isinstance(c, ast.Call)
+                        and isinstance(c.func, ast.Attribute)
+                        and c.func.attr == "add_argument"
+                    ]
                     if not adds:
                         continue
                     fields = _class_fields(tab, kw_vars[var])
                     for sub in tab.classes.values():
-                        if any(isinstance(b, ast.Name) and b.id == kw_vars[var]
-                               for b in sub.bases):
+                        if any(isinstance(b, ast.Name) and b.id == kw_vars[var] for b in sub.bases):
                             fields = {**fields, **_class_fields(tab, sub.name)}
                     for fname, ann in fields.items():
                         if fname in deleted.get(var, set()):
@@ -601,23 +665,16 @@ def extract_vllm(root: Path) -> Release:
                         rel.regs.append(
                             _vllm_field_reg([flag], kw_vars[var], fname, ann, tab, path)
                         )
-                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                        and node.func.attr == "add_argument"):
+                if not (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "add_argument"
+                ):
                     continue
                 names = _option_names(node)
                 if not names:
                     continue
                 base = None
-
-                def field_of(expr: ast.expr) -> tuple[str, str] | None:
-                    if isinstance(expr, ast.Name) and expr.id in field_vars:
-                        var, fname = field_vars[expr.id]
-                    elif isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) \
-                            and isinstance(_const(expr.slice), str):
-                        var, fname = expr.value.id, str(_const(expr.slice))
-                    else:
-                        return None
-                    return (kw_vars[var], fname) if var in kw_vars else None
 
                 extra: list[ast.keyword] = []
                 for k in node.keywords:
@@ -625,28 +682,36 @@ def extract_vllm(root: Path) -> Release:
                         continue
                     sources = [k.value]
                     if isinstance(k.value, ast.Dict):  # **{**kwargs["x"], "default": None}
-                        sources = [v for key, v in zip(k.value.keys, k.value.values, strict=True)
-                                   if key is None]
-                        extra += [ast.keyword(arg=_const(key), value=v)
-                                  for key, v in zip(k.value.keys, k.value.values, strict=True)
-                                  if isinstance(_const(key), str)]
+                        sources = [
+                            v
+                            for key, v in zip(k.value.keys, k.value.values, strict=True)
+                            if key is None
+                        ]
+                        extra += [
+                            ast.keyword(arg=_const(key), value=v)
+                            for key, v in zip(k.value.keys, k.value.values, strict=True)
+                            if isinstance(_const(key), str)
+                        ]
                     for src in sources:
-                        got = field_of(src)
+                        got = _field_of(src, field_vars, kw_vars)
                         if got is None:
                             continue
                         fields = _class_fields(tab, got[0])
                         if got[1] in fields:
-                            base = _vllm_field_reg(names, got[0], got[1], fields[got[1]], tab,
-                                                   path)
+                            base = _vllm_field_reg(names, got[0], got[1], fields[got[1]], tab, path)
                 if extra:
-                    node = ast.Call(func=node.func, args=node.args,
-                                    keywords=[*node.keywords, *extra])
+                    node = ast.Call(
+                        func=node.func, args=node.args, keywords=[*node.keywords, *extra]
+                    )
                 rel.regs.append(_argparse_reg(node, names, tab, path, base=base))
     for path, tree in files.items():
         if "argparse" in path or path.endswith(("arg_utils.py", "cli_args.py")):
             for node in ast.walk(tree):
-                if isinstance(node, ast.keyword) and node.arg == "allow_abbrev" \
-                        and _const(node.value) is False:
+                if (
+                    isinstance(node, ast.keyword)
+                    and node.arg == "allow_abbrev"
+                    and _const(node.value) is False
+                ):
                     rel.allow_abbrev = False
     envs = files.get("vllm/envs.py")
     if envs is not None:
@@ -657,6 +722,9 @@ def extract_vllm(root: Path) -> Release:
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
                 target, value = node.target.id, node.value
             if target == "environment_variables" and isinstance(value, ast.Dict):
-                rel.env = [k.value for k in value.keys
-                           if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+                rel.env = [
+                    k.value
+                    for k in value.keys
+                    if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                ]
     return rel
