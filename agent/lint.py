@@ -282,7 +282,8 @@ def _check_flags(
         return
     reg = registry or load_registry()
     version = fw_block.get("version") if isinstance(fw_block, Mapping) else None
-    release = reg.release(fw, None if version is None else str(version))
+    # no framework.version: nothing to check against, silently; one that names no release: a note
+    release = reg.release(fw, str(version)) if version not in (None, "") else None
     checked = release.version if release is not None else None
     skipped: list[str] = []
 

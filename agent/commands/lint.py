@@ -15,8 +15,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 LINT_HELP = """Check finding files: required fields, status, symptom classes, id = file name,
 duplicate ids, unredacted secrets and addresses (errors); flags unknown to the registry for the
-finding's framework and sources that are not links (warnings). Exits 1 on errors (with --strict,
-on warnings too). README.md is skipped.
+finding's framework, flags or values its framework.version does not accept, and sources that are
+not links (warnings). A version that names no release (main, a commit) is not checked: a note
+says so. Exits 1 on errors (with --strict, on warnings too). README.md is skipped.
 
 Example: deploykb lint findings/
 """
