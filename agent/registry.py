@@ -723,7 +723,7 @@ class Registry:
                     continue
                 out_value = row[dst]
             note = f"translated from {src} {written}"
-            if eq.get("approximate"):
+            if eq.get("match") == "approximate" or eq.get("approximate"):
                 note += f" (approximate: {eq.get('caveat') or eq.get('note') or 'not identical'})"
             elif eq.get("caveat"):
                 note += f" ({eq['caveat']})"

@@ -559,7 +559,7 @@ def _vllm_field_reg(
             return reg
     for h in heads:
         cls = tab.classes.get(h)
-        if cls is not None and tab.is_enum(cls):
+        if cls is not None and tab.is_enum(cls) and "str" not in heads:  # Enum | str: any text
             reg.choices = tab.enum_members(cls, "name")
             return reg
     return reg
