@@ -1125,8 +1125,9 @@ def diff_with_notes(
                     changes.append(add)
             elif reg.same_value(add.name, cur.value, add.value, dst):
                 written_name = cur.written.split(None, 1)[0].split("=", 1)[0]
-                if dst and not reg.is_registered_spelling(written_name, dst):
-                    why = reg.rename_note(written_name, dst)
+                issues = reg.version_issues(written_name, None, dst, version) if version else ()
+                if dst and (issues or not reg.is_registered_spelling(written_name, dst)):
+                    why = issues[0].message if issues else reg.rename_note(written_name, dst)
                     changes.append(_replace(add, action="change", old=cur.value,
                                             note=f"your command spells it {written_name}: {why}"))
                 else:
@@ -1420,6 +1421,8 @@ def _value_edit(scan: _Scan, it: _Item, ch: FlagChange, fw: str | None,
     name = it.name_written
     if not reg.is_registered_spelling(name, fw):  # e.g. --fp8-gemm-runner-backend: fix it too
         name = it.flag.name
+    if ch.name.startswith("-") and (ch.name != it.flag.name or ch.old == ch.value):
+        name = ch.name  # the spelling of the user's release, or a change of spelling only
     if it.eq:
         return [(it.start, it.end, f"{name}={new}")]
     if it.value_start is not None and it.value_end is not None:

@@ -391,3 +391,18 @@ def test_lint_skips_a_version_that_is_no_release_with_a_note(tmp_path, monkeypat
         "findings/x.md:7: note: 2 flag(s) not checked against a release: SGLang main is not a "
         "release number: flags not checked against a release" in result.stderr
     )
+
+
+def test_a_spelling_the_users_release_no_longer_accepts_is_corrected() -> None:
+    cmd = parse_command("python -m sglang.launch_server --model-path m --cuda-graph-max-bs 16")
+    fix = Fix(add=("--cuda-graph-max-bs-decode 16",))
+    assert diff(cmd, fix, finding_framework="sglang") == ()  # the same setting, already set
+    (ch,) = diff(cmd, fix, finding_framework="sglang", target_version="0.5.23")
+    assert (ch.action, ch.note) == (
+        "change",
+        "your command spells it --cuda-graph-max-bs: SGLang 0.5.23 spells --cuda-graph-max-bs "
+        "as --cuda-graph-max-bs-decode",
+    )
+    assert apply_changes(cmd, (ch,)) == (
+        "python -m sglang.launch_server --model-path m --cuda-graph-max-bs-decode 16"
+    )
