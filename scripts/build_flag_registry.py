@@ -53,7 +53,7 @@ KEEP = {
         r"^vllm/config\.py$",
         r"^vllm/config/.*\.py$",
         r"^vllm/envs\.py$",
-        r"^vllm/entrypoints/(openai/|common/)?cli_args\.py$",
+        r"^vllm/entrypoints/(openai|common|launchers)/cli_args\.py$",
         r"^vllm/entrypoints/cli/serve\.py$",
         r"^vllm/utils/argparse_utils\.py$",
         r"^vllm/utils/__init__\.py$",
@@ -333,6 +333,12 @@ def build(facts: dict, extracts: dict[str, dict[str, Path]]) -> dict:
             }
             prov.append({"version": v, **meta, **counts})
         provenance[fw] = prov
+        for before, after in zip(prov, prov[1:]):  # a file moved out of KEEP looks like this
+            if after["flags"] < 0.9 * before["flags"]:
+                raise BuildError(
+                    f"{fw} {after['version']} has {after['flags']} flags, {before['version']} "
+                    f"{before['flags']}: did the argument files move? (KEEP patterns)"
+                )
         ff = facts["frameworks"][fw]
         block = {
             "naming": ff["naming"],
