@@ -414,6 +414,12 @@ class Registry:
                 kind += f": {shown}"
             text = f"{text} ({kind})".strip()
         extra = [n for n in (self.rename_note(written, fw), spec.deprecated, spec.note) if n]
+        raw = self._fw.get(fw or "", {}).get("flags", {}).get(spec.name, {})
+        if raw.get("versions"):
+            span = f"in {DISPLAY.get(fw or '', fw)} {_runs_text(raw['versions'])}"
+            if raw.get("removed_in"):
+                span += f"; removed in {raw['removed_in']}"
+            extra.append(span)
         return f"{parts[0]}: {text}" + "".join(f" [{e}]" for e in extra)
 
     def flags(self, framework: str) -> tuple[FlagSpec, ...]:

@@ -333,7 +333,7 @@ def build(facts: dict, extracts: dict[str, dict[str, Path]]) -> dict:
             }
             prov.append({"version": v, **meta, **counts})
         provenance[fw] = prov
-        for before, after in zip(prov, prov[1:]):  # a file moved out of KEEP looks like this
+        for before, after in zip(prov, prov[1:], strict=False):  # a file moved out of KEEP
             if after["flags"] < 0.9 * before["flags"]:
                 raise BuildError(
                     f"{fw} {after['version']} has {after['flags']} flags, {before['version']} "

@@ -170,6 +170,13 @@ def test_audit_facts(reg) -> None:
     assert reg.spec("cuda_graph_padding_enabled", "tensorrt-llm") is None
 
 
+def test_describe_names_the_releases(reg) -> None:
+    assert reg.describe("--enable-nan-detection", "sglang") == (
+        "--enable-nan-detection (sglang): (switch) [in SGLang 0.4.7-0.5.12; removed in 0.5.13]"
+    )
+    assert reg.describe("--fp4-gemm-backend", "sglang").endswith("[in SGLang 0.5.8-0.5.23]")
+
+
 @pytest.mark.parametrize(
     ("written", "version", "note"),
     [
