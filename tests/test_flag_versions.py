@@ -413,3 +413,26 @@ def test_a_spelling_the_users_release_no_longer_accepts_is_corrected() -> None:
     assert apply_changes(cmd, (ch,)) == (
         "python -m sglang.launch_server --model-path m --cuda-graph-max-bs-decode 16"
     )
+
+
+def test_a_release_that_loses_its_argument_files_stops_the_build(tmp_path, capsys) -> None:
+    import shutil
+
+    cache = tmp_path / "cache"
+    shutil.copytree(FIXTURES, cache)
+    shutil.rmtree(cache / "vllm" / "0.13.0" / "src" / "vllm" / "engine")  # arg_utils.py moved
+    code = _builder().main(
+        [
+            "--cache",
+            str(cache),
+            "--facts",
+            str(FIXTURES / "facts.json"),
+            "--offline",
+            "--out",
+            str(tmp_path / "out.json"),
+        ]
+    )
+    assert code == 2
+    assert capsys.readouterr().err == (
+        "Error: vllm 0.13.0 has 3 flags, 0.10.2 9: did the argument files move? (KEEP patterns)\n"
+    )
