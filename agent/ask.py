@@ -76,12 +76,14 @@ def build_context(
     from agent.flags import parse_command
 
     command: LaunchConfig | None = None
+    server_version = None
     if server:
         from agent.hub import fetch_server_args, server_args_to_command
 
         try:
             info = fetch_server_args(server, client=client)
             command = parse_command(server_args_to_command(info), "sglang")
+            server_version = info.get("version") if isinstance(info.get("version"), str) else None
         except ConfigFetchError as exc:
             warnings.append(f"--server: {exc}; continuing without the live server's arguments")
     if cmd:
@@ -90,6 +92,12 @@ def build_context(
     fw_name, fw_version = split_framework(framework)
     if fw_name is None and command is not None:
         fw_name = command.framework
+    if fw_version is None and server_version and fw_name in (None, "sglang"):
+        fw_name, fw_version = "sglang", server_version
+    if fw_version is None and fw_name and detect:
+        from agent.registry import installed_version
+
+        fw_version = installed_version(fw_name)  # the package's metadata, never an import
 
     given_model = model
     model = model or (command.model if command else None)
@@ -188,8 +196,22 @@ def answer(
     from agent.rank import load_ranker
 
     confident, why = M.is_confident(evidence, load_ranker())
-    proposals = tuple(propose(m, ctx) for m in matches)
+    release = _release(ctx)
+    if release is not None and release.note:
+        warnings.append(release.note)
+    version = release.version if release is not None else None
+    proposals = tuple(propose(m, ctx, version) for m in matches)
     return Answer(confident, proposals, tri, ctx, tuple(warnings), why)
+
+
+def _release(ctx: QueryContext):
+    """The known release of the user's framework that flags are spelled for (None: no version
+    given, or a framework the registry has no releases of)."""
+    if not ctx.framework or not ctx.framework_version:
+        return None
+    from agent.registry import load_registry
+
+    return load_registry().release(ctx.framework, ctx.framework_version)
 
 
 def context_from_text(ctx: QueryContext, text: str, notices: list[str]) -> QueryContext:
@@ -231,19 +253,24 @@ def _with_context_words(text: str, ctx: QueryContext) -> str:
     return f"{text}\n{extra}".strip() if text else ""
 
 
-def propose(match, ctx: QueryContext) -> Proposal:
-    """The flag changes the matched case implies for the user's deployment."""
+def propose(match, ctx: QueryContext, version: str | None = None) -> Proposal:
+    """The flag changes the matched case implies for the user's deployment (spelled for release
+    ``version`` of the user's framework when given)."""
     from agent.flags import apply_changes, diff, diff_with_notes
 
     finding: Finding = match.finding
     source_fw = (finding.framework.name or "").lower() or None
     target_fw = ctx.framework or (ctx.command.framework if ctx.command else None) or source_fw
+    if ctx.framework and target_fw != ctx.framework:
+        version = None  # the version is of the user's framework
     changes, notes = diff_with_notes(
-        ctx.command, finding.fix, finding_framework=source_fw, target_framework=target_fw
+        ctx.command, finding.fix, finding_framework=source_fw, target_framework=target_fw,
+        target_version=version,
     )
     not_carried = tuple(n for n in notes if n.startswith(("no ", "dropped")))
     alternatives = tuple(
-        diff(ctx.command, alt, finding_framework=source_fw, target_framework=target_fw)
+        diff(ctx.command, alt, finding_framework=source_fw, target_framework=target_fw,
+             target_version=version)
         for alt in finding.alternatives
     )
     command = apply_changes(ctx.command, changes) if ctx.command is not None else None

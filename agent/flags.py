@@ -1009,7 +1009,7 @@ def _shell_quote(value: str) -> str:
 
 
 def _retarget(
-    ch: FlagChange, src: str | None, dst: str | None, reg: Registry
+    ch: FlagChange, src: str | None, dst: str | None, reg: Registry, version: str | None = None
 ) -> tuple[FlagChange | None, str | None]:
     """The change in the target framework's terms, or (None, why it was dropped)."""
     if src is None or dst is None or src == dst:
@@ -1024,10 +1024,11 @@ def _retarget(
         owner = reg.env_framework(ch.name)
         if owner is None or owner == dst:
             return ch, None
-        eq = reg.equivalent(ch.name, ch.value, src, dst, kind="env") if owner == src else None
+        eq = (reg.equivalent(ch.name, ch.value, src, dst, kind="env", target_version=version)
+              if owner == src else None)
     else:
         eq = reg.equivalent(ch.name, ch.value, src, dst,
-                            kind="config" if _is_config(ch) else "flag")
+                            kind="config" if _is_config(ch) else "flag", target_version=version)
     if eq is None:
         return None, f"no {dst} equivalent known for {src} {ch.text}"
     if eq.kind == "env":
@@ -1053,6 +1054,7 @@ def diff_with_notes(
     finding_framework: str | None = None,
     target_framework: str | None = None,
     registry: Registry | None = None,
+    target_version: str | None = None,
 ) -> tuple[tuple[FlagChange, ...], tuple[str, ...]]:
     """:func:`diff` plus one line per item left out (already set, nothing to remove, no
     equivalent in the target framework)."""
@@ -1061,12 +1063,14 @@ def diff_with_notes(
     dst = normalize_framework(target_framework) or (current.framework if current else None) or src
     src = src or dst
     notes: list[str] = []
+    release = reg.release(dst, target_version) if target_version else None
+    version = release.version if release is not None else None
 
     def collect(items: Iterable[str], action: str) -> list[FlagChange]:
         out = []
         for item in items:
             for ch in parse_fix_item(item, src, action=action, registry=reg):
-                moved, why = _retarget(ch, src, dst, reg)
+                moved, why = _retarget(ch, src, dst, reg, version)
                 if moved is None:
                     notes.append(why or f"dropped: {ch.text}")
                 else:
@@ -1121,8 +1125,9 @@ def diff_with_notes(
                     changes.append(add)
             elif reg.same_value(add.name, cur.value, add.value, dst):
                 written_name = cur.written.split(None, 1)[0].split("=", 1)[0]
-                if dst and not reg.is_registered_spelling(written_name, dst):
-                    why = reg.rename_note(written_name, dst)
+                issues = reg.version_issues(written_name, None, dst, version) if version else ()
+                if dst and (issues or not reg.is_registered_spelling(written_name, dst)):
+                    why = issues[0].message if issues else reg.rename_note(written_name, dst)
                     changes.append(_replace(add, action="change", old=cur.value,
                                             note=f"your command spells it {written_name}: {why}"))
                 else:
@@ -1167,7 +1172,35 @@ def diff_with_notes(
                 notes.append(f"your command has {rem.name}={have}, not {rem.text}: left as is")
             else:
                 changes.append(_replace(rem, value=have, text=f"{rem.name}={have}"))
+    if version is not None:
+        changes = [_for_release(ch, dst, version, reg) for ch in changes]
     return tuple(changes), tuple(notes)
+
+
+def _for_release(ch: FlagChange, fw: str | None, version: str, reg: Registry) -> FlagChange:
+    """A flag change spelled as release ``version`` accepts it (its name for the setting there,
+    a value alias it knows), with a warning in ``note`` when that release lacks the flag or
+    the value."""
+    if ch.kind != "flag" or _is_config(ch) or ch.action == "remove":
+        return ch
+    warnings: list[str] = []
+    name, value = ch.name, ch.value
+    for issue in reg.version_issues(ch.name, ch.value, fw, version):
+        if issue.kind == "renamed" and issue.spelling:
+            name = issue.spelling
+            warnings.append(f"{issue.message}")
+        else:
+            warnings.append(f"warning: {issue.message}")
+    if reg.spelling_in(ch.name, fw, version) is not None:
+        fixed = reg.value_in(ch.name, ch.value, fw, version)
+        if fixed != value:
+            warnings.append(f"{ch.value} is {fixed} in {fw} {version}")
+            value = fixed
+    if name == ch.name and value == ch.value and not warnings:
+        return ch
+    text = render_flag(Flag(name, value, ""), fw, registry=reg)
+    note = "; ".join([n for n in (ch.note, *warnings) if n])
+    return _replace(ch, name=name, value=value, text=text, note=note or None)
 
 
 def _canonical_text(ch: FlagChange, fw: str | None, reg: Registry) -> FlagChange:
@@ -1196,6 +1229,7 @@ def diff(
     finding_framework: str | None = None,
     target_framework: str | None = None,
     registry: Registry | None = None,
+    target_version: str | None = None,
 ) -> tuple[FlagChange, ...]:
     """What to change in ``current`` to apply a finding's ``fix``.
 
@@ -1206,9 +1240,12 @@ def diff(
     ``text`` uses the target framework's canonical spelling; when ``finding_framework`` differs
     from the target (``target_framework``, else the command's framework) the fix is translated
     and ``note`` says so; items with no equivalent are left out (see :func:`diff_with_notes`).
+    With ``target_version`` (e.g. ``"0.5.9"``) flags are spelled as that release of the target
+    framework accepts them, and ``note`` warns about a flag or value that release lacks.
     """
     return diff_with_notes(current, fix, finding_framework=finding_framework,
-                           target_framework=target_framework, registry=registry)[0]
+                           target_framework=target_framework, registry=registry,
+                           target_version=target_version)[0]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1278,7 +1315,8 @@ def apply_changes(
             elif items:
                 edits.extend(_value_edit(scan, items[-1], ch, fw, reg))
             else:
-                inserts.append(_render_new(scan, Flag(name, ch.value, ""), fw, reg))
+                # ch.name: the spelling the change was made for (a release may need an old one)
+                inserts.append(_render_new(scan, Flag(ch.name, ch.value, ""), fw, reg))
         elif ch.kind == "env":
             found = [e for e in scan.envs
                      if reg.canonical_env(e.name, fw) == reg.canonical_env(ch.name, fw)]
@@ -1383,6 +1421,8 @@ def _value_edit(scan: _Scan, it: _Item, ch: FlagChange, fw: str | None,
     name = it.name_written
     if not reg.is_registered_spelling(name, fw):  # e.g. --fp8-gemm-runner-backend: fix it too
         name = it.flag.name
+    if ch.name.startswith("-") and (ch.name != it.flag.name or ch.old == ch.value):
+        name = ch.name  # the spelling of the user's release, or a change of spelling only
     if it.eq:
         return [(it.start, it.end, f"{name}={new}")]
     if it.value_start is not None and it.value_end is not None:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 ERROR = "error"
 WARNING = "warning"
+NOTE = "note"  # information only (e.g. flags not checked against a release); never fails
 REQUIRED = ("id", "title", "status")
 
 _URL = re.compile(r"^https?://[^\s/]+\.[^\s]+$")
@@ -65,6 +66,7 @@ class LintReport:
     errors: tuple[Problem, ...]
     warnings: tuple[Problem, ...]
     files: int
+    notes: tuple[Problem, ...] = ()
 
     def failed(self, strict: bool = False) -> bool:
         return bool(self.errors or (strict and self.warnings))
@@ -176,6 +178,9 @@ class _Collector:
     def warning(self, line: int | None, message: str) -> None:
         self.items.append(Problem(self.path, line, message, WARNING))
 
+    def note(self, line: int | None, message: str) -> None:
+        self.items.append(Problem(self.path, line, message, NOTE))
+
     def has_error_at(self, line: int) -> bool:
         return any(p.severity == ERROR and (p.line or 1) == line for p in self.items)
 
@@ -276,9 +281,27 @@ def _check_flags(
     if fw is None:
         return
     reg = registry or load_registry()
+    version = fw_block.get("version") if isinstance(fw_block, Mapping) else None
+    # no framework.version: nothing to check against, silently; one that names no release: a note
+    release = reg.release(fw, str(version)) if version not in (None, "") else None
+    checked = release.version if release is not None else None
+    skipped: list[str] = []
 
     def unknown(flag: str, line: int | None) -> None:
         out.warning(line, f"flag '{flag}' is not a known {fw} flag (not in the flag registry)")
+
+    def in_release(written: str, value: str | None, line: int | None) -> None:
+        """The finding's own framework version must accept the flag and its value."""
+        if release is None:
+            return
+        if checked is None:
+            skipped.append(written)
+            return
+        for issue in reg.version_issues(written, value, fw, checked):
+            out.warning(
+                line,
+                f"flag '{written}': {issue.message} (framework.version: {str(version).strip()})",
+            )
 
     def check_item(item: Any, key: str, flags_only: bool = False) -> None:
         if not isinstance(item, str) or not item.strip():
@@ -292,9 +315,12 @@ def _check_flags(
         for c in changes:
             if c.kind != "flag" or (c.note == "config" and fw != "tensorrt-llm"):
                 continue
+            m = _FLAG_NAME.match(c.text.strip())
+            written = m.group(1) if m else c.name
             if not reg.is_known(c.name, fw):
-                m = _FLAG_NAME.match(c.text.strip())
-                unknown(m.group(1) if m else c.name, keys.get(key))
+                unknown(written, keys.get(key))
+            elif not flags_only:
+                in_release(written if written.startswith("-") else c.name, c.value, keys.get(key))
 
     fixes: list[tuple[str, Any]] = [("fix", d.get("fix"))]
     alts = d.get("alternatives")
@@ -323,9 +349,17 @@ def _check_flags(
             out.warning(keys.get(key), str(exc))
             continue
         for flag in cfg.flags:
+            m = _FLAG_NAME.match(flag.written.strip())
+            written = m.group(1) if m else flag.name
             if not reg.is_known(flag.name, cfg.framework or fw):
-                m = _FLAG_NAME.match(flag.written.strip())
-                unknown(m.group(1) if m else flag.name, keys.get(key))
+                unknown(written, keys.get(key))
+            elif (cfg.framework or fw) == fw:
+                in_release(written, flag.value, keys.get(key))
+    if skipped:
+        out.note(
+            keys.get("framework.version") or keys.get("framework"),
+            f"{len(skipped)} flag(s) not checked against a release: {release.note}",
+        )
 
 
 # --- many files --------------------------------------------------------------------------------
@@ -376,6 +410,7 @@ def _report(problems: Iterable[Problem], files: int) -> LintReport:
         errors=tuple(p for p in items if p.severity == ERROR),
         warnings=tuple(p for p in items if p.severity == WARNING),
         files=files,
+        notes=tuple(p for p in items if p.severity == NOTE),
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +51,58 @@ def bool_literal(text: str | None) -> bool | None:
     if low in _FALSE:
         return False
     return None
+
+
+DISPLAY = {"sglang": "SGLang", "vllm": "vLLM", "tensorrt-llm": "TensorRT-LLM"}
+_VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)((?:\.?(?:post|rc|a|b|dev)\d*)*)(?:[+-].*)?$")
+
+
+def version_tuple(text: str) -> tuple[int, ...] | None:
+    """``"0.5.9"`` -> (0, 5, 9); ``"v0.5.10.post1"`` -> (0, 5, 10); not a release -> None."""
+    m = _VERSION.match(text.strip())
+    return tuple(int(p) for p in m.group(1).split(".")) if m else None
+
+
+def _in_ranges(version: str, runs: list) -> bool:
+    v = version_tuple(version)
+    return v is not None and any(
+        version_tuple(a) <= v <= version_tuple(b) for a, b in runs  # type: ignore[operator]
+    )
+
+
+def _runs_text(runs: list) -> str:
+    return ", ".join(a if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def _env_vars(block: dict) -> dict:
+    env = block.get("env", {})
+    return env.get("vars", {}) if "vars" in env else env
+
+
+def _deprecation(name: str, raw: dict, latest: str | None) -> str | None:
+    entry = raw.get("spellings", {}).get(name, {})
+    if latest is None or not _in_ranges(latest, entry.get("deprecated", [])):
+        return None
+    instead = entry.get("use_instead")
+    return "deprecated" + (f": use {instead}" if instead else "")
+
+
+@dataclass(frozen=True)
+class Release:
+    """The release of a framework a version text is checked against."""
+
+    framework: str
+    version: str | None  # a release the registry read, or None (unknown, main, a commit)
+    note: str | None = None  # how the written version was mapped
+
+
+@dataclass(frozen=True)
+class VersionIssue:
+    """A flag (or value) the given release does not accept, or spells differently."""
+
+    kind: str  # "missing" | "renamed" | "choice"
+    message: str
+    spelling: str | None = None  # for "renamed": the release's own spelling
 
 
 @dataclass(frozen=True)
@@ -106,6 +159,8 @@ class Registry:
         self._index: dict[str, dict[str, str]] = {}  # fw -> key -> canonical name
         self._renamed: dict[str, dict[str, dict]] = {}  # fw -> key -> rename entry
         self._options: dict[str, list[str]] = {}  # fw -> every accepted option string
+        self._spellings: dict[str, dict[str, dict]] = {}  # fw -> key -> spelling entry
+        self._versions: dict[str, tuple[str, ...]] = {}  # fw -> releases read, oldest first
         for fw, block in self._fw.items():
             self._load_framework(fw, block)
 
@@ -113,17 +168,34 @@ class Registry:
         specs: dict[str, FlagSpec] = {}
         index: dict[str, str] = {}
         options: list[str] = []
+        spellings: dict[str, dict] = {}
+        versions = tuple(block.get("versions", ()))
+        latest = versions[-1] if versions else None
         for name, raw in block.get("flags", {}).items():
+            spells = raw.get("spellings")
+            if spells is None:  # hand-kept table (TensorRT-LLM): aliases listed, no versions
+                aliases = tuple(raw.get("aliases", ()))
+                choices = tuple(raw.get("choices", ()))
+            else:
+                aliases = tuple(
+                    s for s, e in spells.items()
+                    if s != name and latest is not None and _in_ranges(latest, e["versions"])
+                    and not _in_ranges(latest, e.get("deprecated", []))
+                )
+                runs = raw.get("choices", [])
+                choices = tuple(runs[-1]["values"]) if runs else ()
+                for s, e in spells.items():
+                    spellings[_key(s)] = {"from": s, "to": name, **e}
             spec = FlagSpec(
                 name=name,
                 framework=fw,
                 takes_value=bool(raw.get("value")),
                 nargs=raw.get("nargs"),
                 negatable=bool(raw.get("negatable")),
-                aliases=tuple(raw.get("aliases", ())),
-                choices=tuple(raw.get("choices", ())),
+                aliases=aliases,
+                choices=choices,
                 doc=raw.get("doc"),
-                deprecated=raw.get("deprecated"),
+                deprecated=raw.get("deprecated") or _deprecation(name, raw, latest),
                 note=raw.get("note"),
             )
             specs[name] = spec
@@ -139,15 +211,24 @@ class Registry:
                 name=key_name, framework=fw, takes_value=True, doc=raw.get("doc"), kind="config"
             )
             index[key_name] = key_name
-        renamed = {}
-        for old, entry in block.get("renamed", {}).items():
-            renamed[_key(old)] = {"from": old, **entry}
-            if entry.get("registered"):
-                options.append(old)
+        renamed: dict[str, dict] = {}
+        for key, entry in spellings.items():
+            if key not in index:  # older or deprecated spellings of a setting
+                renamed[key] = {**entry, "registered": True}
+                options.append(entry["from"])
+        for old, entry in block.get("unregistered", {}).items():
+            if entry.get("to"):
+                renamed[_key(old)] = {"from": old, **entry, "registered": False}
+            else:  # seen in the wild, in no release read: known, without versions
+                specs[old] = FlagSpec(name=old, framework=fw, takes_value=True,
+                                      note=entry.get("note"))
+                index[_key(old)] = old
         self._specs[fw] = specs
         self._index[fw] = index
         self._renamed[fw] = renamed
         self._options[fw] = options
+        self._spellings[fw] = spellings
+        self._versions[fw] = versions
 
     # --- flags -------------------------------------------------------------------------------
 
@@ -230,9 +311,18 @@ class Registry:
         if entry is None:
             return None
         fw = self._fwname(framework)
-        if entry.get("registered"):
-            return f"{entry['from']} is a deprecated {fw} spelling of {canon}"
-        return f"{fw} registers {canon}, not {entry['from']}"
+        shown = DISPLAY.get(fw or "", fw)
+        if not entry.get("registered"):
+            return f"{fw} registers {canon}, not {entry['from']}"
+        if entry.get("canonical"):
+            text = f"{entry['from']} is the {shown} {_runs_text(entry['canonical'])} name of {canon}"
+        else:
+            text = f"{entry['from']} is a deprecated {fw} spelling of {canon}"
+        if entry.get("deprecated") and entry.get("canonical"):
+            text += f" (deprecated alias in {_runs_text(entry['deprecated'])})"
+        if entry.get("removed_in"):
+            text += f"; removed in {entry['removed_in']}"
+        return text
 
     def takes_value(self, name: str, framework: str | None) -> bool | None:
         """True/False for a registered flag (``--no-x`` forms are switches); None if unknown."""
@@ -324,6 +414,12 @@ class Registry:
                 kind += f": {shown}"
             text = f"{text} ({kind})".strip()
         extra = [n for n in (self.rename_note(written, fw), spec.deprecated, spec.note) if n]
+        raw = self._fw.get(fw or "", {}).get("flags", {}).get(spec.name, {})
+        if raw.get("versions"):
+            span = f"in {DISPLAY.get(fw or '', fw)} {_runs_text(raw['versions'])}"
+            if raw.get("removed_in"):
+                span += f"; removed in {raw['removed_in']}"
+            extra.append(span)
         return f"{parts[0]}: {text}" + "".join(f" [{e}]" for e in extra)
 
     def flags(self, framework: str) -> tuple[FlagSpec, ...]:
@@ -339,6 +435,172 @@ class Registry:
             return None
         return ranked[0][0]
 
+    # --- versions ------------------------------------------------------------------------------
+
+    def versions(self, framework: str | None) -> tuple[str, ...]:
+        """The releases the registry was generated from, oldest first (empty: not versioned)."""
+        fw = self._fwname(framework)
+        return self._versions.get(fw, ()) if fw else ()
+
+    def release(self, framework: str | None, version: str | None) -> Release | None:
+        """The known release to check ``version`` against: the same release, else the newest
+        known one before it (``0.5.9.post1`` -> 0.5.9); None for a framework without versions.
+        ``main``, a commit or an unreadable version give ``version=None`` and a note."""
+        fw = self._fwname(framework)
+        known = self.versions(fw)
+        if fw is None or not known:
+            return None
+        shown = DISPLAY.get(fw, fw)
+        if not version or not version.strip():
+            return Release(fw, None, f"{shown} version unknown: flags not checked against a release")
+        first = re.match(r"\s*v?(\d+(?:\.\d+)+)", version)
+        want = version_tuple(first.group(1)) if first else None  # "0.25.1, torch 2.11"
+        if want is None:  # "patched vLLM 0.28.0", "lmsysorg/sglang:v0.5.9", "vllm v0.17.1 in ..."
+            m = re.search(r"(?:sglang|vllm|tensorrt-llm|trt-?llm)[\s:=@-]*v?(\d+(?:\.\d+)+)",
+                          version, re.I)
+            want = version_tuple(m.group(1)) if m else None
+        if want is None:
+            return Release(fw, None, f"{shown} {version.strip()} is not a release number: flags "
+                                     "not checked against a release")
+        tuples = [(version_tuple(v), v) for v in known]
+        same_minor = [v for t, v in tuples if t is not None and t[:2] == want[:2]]
+        before = [v for t, v in tuples if t is not None and t <= want]
+        if same_minor and not (before and version_tuple(before[-1])[:2] == want[:2]):
+            before = same_minor[:1]  # 0.11.0 -> 0.11.2 when 0.11.2 is the release read
+        if not before:
+            return Release(fw, None, f"{shown} {version.strip()} is older than the oldest release "
+                                     f"the flag registry read ({known[0]}): flags not checked")
+        got = before[-1]
+        if version_tuple(got) == want:
+            return Release(fw, got)
+        if got == known[-1] and want > version_tuple(got):  # type: ignore[operator]
+            return Release(fw, got, f"{shown} {version.strip()} is newer than the newest release "
+                                    f"the flag registry read; checked against {got}")
+        return Release(fw, got, f"{shown} {version.strip()} checked against {got}")
+
+    def _setting_spellings(self, canon: str, fw: str) -> list[dict]:
+        """The spelling entries of a setting (``--x.key`` and ``--no-x`` are ``--x``'s)."""
+        if canon.startswith("--") and "." in canon:
+            canon = canon.split(".", 1)[0]
+        if canon.startswith("--no-") and canon not in self._specs.get(fw, {}):
+            canon = "--" + canon[5:]
+        return [e for e in self._spellings.get(fw, {}).values() if e["to"] == canon]
+
+    def spelling_in(self, name: str, framework: str | None, version: str) -> str | None:
+        """How release ``version`` spells the setting behind ``name`` (its canonical name
+        there), or None when that release has no such setting."""
+        fw = self._fwname(framework)
+        canon, _ = self._resolve(name, fw)
+        if canon is None or fw is None:
+            return None
+        entries = self._setting_spellings(canon, fw)
+        if not entries:
+            return canon  # not versioned (hand-kept flag, config key)
+        accepted = [e for e in entries if _in_ranges(version, e["versions"])]
+        if not accepted:
+            return None
+        primary = [e for e in accepted if _in_ranges(version, e.get("canonical", e["versions"]))]
+        pick = (primary or accepted)[0]["from"]
+        if canon.startswith("--no-") and canon not in self._specs.get(fw, {}):
+            return "--no-" + pick[2:]
+        dotted = canon.partition(".")[2] if canon.startswith("--") else ""
+        return pick + ("." + dotted if dotted else "")
+
+    def first_release(self, name: str, framework: str | None) -> str | None:
+        fw = self._fwname(framework)
+        canon, _ = self._resolve(name, fw)
+        if canon is None or fw is None:
+            return None
+        firsts = [e["versions"][0][0] for e in self._setting_spellings(canon, fw)
+                  if e["versions"]]
+        return min(firsts, key=lambda v: version_tuple(v) or ()) if firsts else None
+
+    def accepts(self, name: str, framework: str | None, version: str) -> bool:
+        """True when release ``version`` accepts the option string ``name`` as written (an
+        alias, a deprecated spelling, a negation or a unique prefix of one)."""
+        fw = self._fwname(framework)
+        canon, entry = self._resolve(name, fw)
+        if canon is None or fw is None:
+            return False
+        if entry is not None:
+            return bool(entry.get("registered")) and _in_ranges(version, entry["versions"])
+        written = _key(name)
+        negated = self.negation(name, fw)
+        if negated is not None:
+            written = negated
+        entries = self._setting_spellings(canon, fw)
+        if not entries:
+            return True
+        exact = self._spellings[fw].get(written.split(".", 1)[0])
+        if exact is not None:
+            return _in_ranges(version, exact["versions"])
+        return any(_in_ranges(version, e["versions"]) for e in entries)  # a prefix
+
+    def choices_in(self, name: str, framework: str | None, version: str) -> tuple[str, ...]:
+        """The values release ``version`` accepts for the setting (empty: any value)."""
+        fw = self._fwname(framework)
+        canon, _ = self._resolve(name, fw)
+        if canon is None or fw is None:
+            return ()
+        raw = self._fw[fw].get("flags", {}).get(canon, {})
+        for run in raw.get("choices", []) if isinstance(raw.get("choices"), list) else []:
+            if isinstance(run, dict) and _in_ranges(version, run["versions"]):
+                return tuple(run["values"])
+        return ()
+
+    def value_in(self, name: str, value: str | None, framework: str | None,
+                 version: str) -> str | None:
+        """``value`` as release ``version`` accepts it: a value alias that release knows
+        (``--attention-backend dsa`` is ``nsa`` up to SGLang 0.5.12), else ``value``."""
+        if value is None:
+            return None
+        choices = self.choices_in(name, framework, version)
+        if not choices or value in choices:
+            return value
+        fw = self._fwname(framework)
+        canon = self.canonical(name, fw)
+        target = self.canonical_value(canon, value, fw)
+        for alias, to in self._fw.get(fw or "", {}).get("value_aliases", {}).get(canon, {}).items():
+            if to == target and alias in choices:
+                return alias
+        if target in choices:
+            return target
+        low = {c.lower(): c for c in choices}
+        return low.get(value.lower(), value)
+
+    def version_issues(self, name: str, value: str | None, framework: str | None,
+                       version: str) -> tuple[VersionIssue, ...]:
+        """What release ``version`` says about ``name value``: missing there (with the release
+        it first appears in or was removed in), spelled otherwise, or a value it rejects."""
+        fw = self._fwname(framework)
+        canon, _ = self._resolve(name, fw)
+        if canon is None or fw is None or not self.versions(fw):
+            return ()
+        shown = f"{DISPLAY.get(fw, fw)} {version}"
+        written = name.strip()
+        here = self.spelling_in(written, fw, version)
+        if here is None:
+            first = self.first_release(written, fw)
+            if first and version_tuple(first) > version_tuple(version):  # type: ignore[operator]
+                why = f"{canon.split('.', 1)[0]} first appears in {DISPLAY.get(fw, fw)} {first}"
+            else:
+                last = max((e["versions"][-1][1] for e in self._setting_spellings(canon, fw)),
+                           key=lambda v: version_tuple(v) or (), default=None)
+                why = f"{canon} is not in {shown}" + (f" (last in {last})" if last else "")
+            return (VersionIssue("missing", f"{why}; {shown} does not accept {written}"),)
+        out: list[VersionIssue] = []
+        if not self.accepts(written, fw, version):
+            out.append(VersionIssue("renamed", f"{shown} spells {written} as {here}", here))
+        choices = self.choices_in(written, fw, version)
+        if value is not None and choices:
+            fixed = self.value_in(written, value, fw, version)
+            if fixed not in choices:
+                shown_choices = ", ".join(choices[:14]) + (", ..." if len(choices) > 14 else "")
+                out.append(VersionIssue(
+                    "choice", f"{shown} does not accept {here} {value} (choices: {shown_choices})"
+                ))
+        return tuple(out)
+
     # --- environment variables, packages, images ---------------------------------------------
 
     def canonical_env(self, name: str, framework: str | None = None) -> str:
@@ -352,14 +614,14 @@ class Registry:
         for old, new in block.get("env_prefix_aliases", {}).items():
             if name.startswith(old):
                 name = new + name[len(old):]
-        entry = block.get("env", {}).get(name, {})
+        entry = _env_vars(block).get(name, {})
         return entry.get("renamed_to", name)
 
     def env_framework(self, name: str) -> str | None:
         """Which framework reads this variable (by prefix or listing); None for neutral ones."""
         name = name.strip()
         for fw, block in self._fw.items():
-            if name in block.get("env", {}):
+            if name in _env_vars(block):
                 return fw
             if any(name.startswith(p) for p in block.get("env_prefixes", ())):
                 return fw
@@ -369,7 +631,7 @@ class Registry:
         canon = self.canonical_env(name, framework)
         if canon in self._common_env:
             return True
-        return any(canon in block.get("env", {}) for block in self._fw.values())
+        return any(canon in _env_vars(block) for block in self._fw.values())
 
     def describe_env(self, name: str, framework: str | None = None) -> str:
         canon = self.canonical_env(name, framework)
@@ -377,7 +639,7 @@ class Registry:
         owner = "any framework"
         if entry is None:
             owner = self.env_framework(canon) or "unknown"
-            entry = self._fw.get(owner, {}).get("env", {}).get(canon)
+            entry = _env_vars(self._fw.get(owner, {})).get(canon)
         if entry is None:
             return f"{name}: not in the flag registry ({self.path})"
         head = canon if canon == name.strip() else f"{name.strip()} (read as {canon})"
@@ -408,6 +670,15 @@ class Registry:
             return "config:" + name.strip()
         return self.canonical(name, framework)
 
+    def _member_in(self, member: str, fw: str, version: str) -> bool:
+        if member.startswith("config:"):
+            return True
+        if member.startswith("env:"):
+            entry = _env_vars(self._fw.get(fw, {})).get(member[4:])
+            runs = entry.get("versions") if entry else None
+            return not runs or _in_ranges(version, runs)
+        return self.spelling_in(member, fw, version) is not None
+
     def equivalent(
         self,
         name: str,
@@ -416,8 +687,13 @@ class Registry:
         target: str | None,
         *,
         kind: str = "flag",
+        target_version: str | None = None,
     ) -> Equivalent | None:
         """The ``target`` framework's counterpart of a ``source`` flag/env/config setting.
+
+        With ``target_version`` (a release :meth:`release` returned), equivalents whose
+        target member that release lacks are skipped (vLLM ``--attention-backend`` before
+        0.13 falls through to ``VLLM_ATTENTION_BACKEND``).
 
         Explicit equivalents come from the registry (with value maps where the names differ,
         e.g. SGLang ``--attention-backend triton`` is vLLM ``--attention-backend TRITON_ATTN``);
@@ -440,6 +716,8 @@ class Registry:
             if members.get(src) != key or dst not in members:
                 continue
             mentioned = True
+            if target_version and not self._member_in(members[dst], dst, target_version):
+                continue
             out_value = value
             if "values" in eq:
                 row = next(
@@ -451,8 +729,10 @@ class Registry:
                     continue
                 out_value = row[dst]
             note = f"translated from {src} {written}"
-            if eq.get("approximate"):
-                note += f" (approximate: {eq.get('note', 'not identical')})"
+            if eq.get("match") == "approximate" or eq.get("approximate"):
+                note += f" (approximate: {eq.get('caveat') or eq.get('note') or 'not identical'})"
+            elif eq.get("caveat"):
+                note += f" ({eq['caveat']})"
             member = members[dst]
             if member.startswith("env:"):
                 return Equivalent("env", member[4:], out_value, note)
@@ -487,6 +767,21 @@ class Registry:
             return Flag(name=eq.name, value=eq.value, written=f"{eq.name}: {eq.value}")
         written = eq.name if eq.value is None else f"{eq.name} {eq.value}"
         return Flag(name=eq.name, value=eq.value, written=written)
+
+
+def installed_version(framework: str | None) -> str | None:
+    """The version of ``framework``'s package installed in this Python environment, from its
+    metadata (``importlib.metadata``; the framework is never imported), or None."""
+    from importlib import metadata
+
+    fw = normalize_framework(framework)
+    package = {"sglang": "sglang", "vllm": "vllm", "tensorrt-llm": "tensorrt_llm"}.get(fw or "")
+    if package is None:
+        return None
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 @functools.lru_cache(maxsize=8)

@@ -512,6 +512,10 @@ def test_pins_and_images() -> None:
     assert notes == ("already set: image lmsysorg/sglang:v0.5.11-cu130",)
 
 
+EAGER_CAVEAT = (" (approximate: vLLM --enforce-eager also turns off torch.compile; "
+                "-cc.cudagraph_mode=NONE turns off only CUDA graphs)")
+
+
 def test_sglang_finding_translated_for_a_vllm_command() -> None:
     current = parse_command("vllm serve Qwen/Q --tensor-parallel-size 4")
     fix = Fix(add=("--disable-cuda-graph", "--attention-backend triton",
@@ -521,7 +525,8 @@ def test_sglang_finding_translated_for_a_vllm_command() -> None:
     changes, notes = diff_with_notes(current, fix, finding_framework="sglang")
     assert changes == (
         FlagChange(kind="flag", action="add", name="--enforce-eager", value=None,
-                   text="--enforce-eager", note="translated from sglang --disable-cuda-graph"),
+                   text="--enforce-eager",
+                   note="translated from sglang --disable-cuda-graph" + EAGER_CAVEAT),
         FlagChange(kind="flag", action="add", name="--attention-backend", value="TRITON_ATTN",
                    text="--attention-backend TRITON_ATTN",
                    note="translated from sglang --attention-backend triton"),
@@ -545,7 +550,7 @@ def test_vllm_finding_translated_for_sglang() -> None:
                                              "VLLM_ATTENTION_BACKEND=FLASHINFER"))
     changes = diff(None, fix, finding_framework="vllm", target_framework="sglang")
     assert [(c.kind, c.text, c.note) for c in changes] == [
-        ("flag", "--disable-cuda-graph", "translated from vllm --enforce-eager"),
+        ("flag", "--disable-cuda-graph", "translated from vllm --enforce-eager" + EAGER_CAVEAT),
         ("flag", "--sampling-backend pytorch",
          "translated from vllm VLLM_USE_FLASHINFER_SAMPLER=0"),
         ("flag", "--attention-backend flashinfer",
@@ -556,7 +561,9 @@ def test_vllm_finding_translated_for_sglang() -> None:
 def test_target_framework_defaults_to_the_command() -> None:
     current = parse_command("python -m sglang.launch_server --model-path m")
     (ch,) = diff(current, Fix(add=("--enforce-eager",)), finding_framework="vllm")
-    assert (ch.name, ch.note) == ("--disable-cuda-graph", "translated from vllm --enforce-eager")
+    assert (ch.name, ch.note) == (
+        "--disable-cuda-graph", "translated from vllm --enforce-eager" + EAGER_CAVEAT
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -170,6 +170,7 @@ def test_json_output(folder):
             }
         ],
         "warnings": [],
+        "notes": [],
     }
 
 

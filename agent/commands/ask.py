@@ -48,7 +48,11 @@ def ask_command(
         ),
     ] = None,
     framework: Annotated[
-        Optional[str], typer.Option(help="Framework and version, e.g. 'sglang 0.5.9'.")
+        Optional[str],
+        typer.Option(
+            help="Framework and version, e.g. 'sglang 0.5.9': flags are spelled as that release "
+            "accepts them. Default version: the --server's, else the installed package's."
+        ),
     ] = None,
     cmd: Annotated[Optional[str], typer.Option("--cmd", help="The current launch command.")] = None,
     server: Annotated[

@@ -15,8 +15,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 LINT_HELP = """Check finding files: required fields, status, symptom classes, id = file name,
 duplicate ids, unredacted secrets and addresses (errors); flags unknown to the registry for the
-finding's framework and sources that are not links (warnings). Exits 1 on errors (with --strict,
-on warnings too). README.md is skipped.
+finding's framework, flags or values its framework.version does not accept, and sources that are
+not links (warnings). A version that names no release (main, a commit) is not checked: a note
+says so. Exits 1 on errors (with --strict, on warnings too). README.md is skipped.
 
 Example: deploykb lint findings/
 """
@@ -41,6 +42,7 @@ def lint_command(
                     "files": report.files,
                     "errors": [_problem_dict(p) for p in report.errors],
                     "warnings": [_problem_dict(p) for p in report.warnings],
+                    "notes": [_problem_dict(p) for p in report.notes],
                 },
                 indent=2,
                 ensure_ascii=False,
@@ -51,6 +53,8 @@ def lint_command(
             typer.echo(_line(p, "error"))
         for p in report.warnings:
             typer.echo(_line(p, "warning"))
+        for p in report.notes:
+            typer.echo(_line(p, "note"), err=True)
         typer.echo(_summary(report.files, len(report.errors), len(report.warnings)), err=True)
     if report.failed(strict):
         raise typer.Exit(1)
