@@ -118,7 +118,7 @@ def symptoms_from_triage(tri: Triage, limit: int = MAX_SYMPTOMS) -> tuple[Sympto
             continue
         if _SHELL_PROMPT.match(text):
             continue  # a pasted command (`$ ssh host 'grep "hit an exception" ...'`), not an error
-        if line.reason != "assertion" and is_boilerplate(line.signature):
+        if line.reason not in ("assertion", "causal-warning") and is_boilerplate(line.signature):
             continue
         seen.add(text)
         out.append(Symptom(cls=cls, text=text))

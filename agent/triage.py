@@ -746,6 +746,10 @@ class _Triager:
         return out
 
 
+# a kernel assertion, a pasted response and a known causal warning are kept for what they say
+_NEVER_BOILERPLATE = frozenset({"assertion", "api-response", "model-output", "causal-warning"})
+
+
 def _decisive_first(line: SalientLine) -> tuple[bool, float, bool, float, int]:
     """Order of the salient lines: error lines before context lines; framework boilerplate (lines
     whose words occur in failures of every kind, ``agent.informative``) moves behind the causal
@@ -755,7 +759,7 @@ def _decisive_first(line: SalientLine) -> tuple[bool, float, bool, float, int]:
 
     info = line_informativeness(line.signature)
     importance = float(IMPORTANCE[line.reason])
-    if importance > 0 and is_boilerplate(line.signature):
+    if line.reason not in _NEVER_BOILERPLATE and is_boilerplate(line.signature):
         importance = max(importance, IMPORTANCE["causal-warning"] + 0.5)
     context = line.reason.startswith("before-")
     return (context, importance, line.cls is None, -round(info, 1), line.line or 0)
