@@ -252,6 +252,8 @@ def ingest(
     for path in walked:
         try:
             files.append(_File(path=path, key=str(path.resolve()), data=path.read_bytes()))
+        except FileNotFoundError:
+            continue  # deleted since the folder was listed: it is gone, not broken
         except OSError as exc:
             read_errors.append(FindingError(str(path), None, f"cannot read ({exc.strerror})"))
             unreadable.add(str(path.resolve()))
