@@ -244,23 +244,24 @@ def ingest(
     Rows of files that no longer exist (a moved or deleted folder) are removed, whatever folder
     they came from. ``on_wait(message)`` is called once if another process holds the write lock.
     """
-    walked = finding_files(dirs)
     scopes = [Path(d).resolve() for d in dirs]
-    files: list[_File] = []
-    unreadable: set[str] = set()
-    read_errors: list[FindingError] = []
-    for path in walked:
-        try:
-            files.append(_File(path=path, key=str(path.resolve()), data=path.read_bytes()))
-        except FileNotFoundError:
-            continue  # deleted since the folder was listed: it is gone, not broken
-        except OSError as exc:
-            read_errors.append(FindingError(str(path), None, f"cannot read ({exc.strerror})"))
-            unreadable.add(str(path.resolve()))
-
-    # One write transaction from the schema check to the last vector: a migration, a concurrent
-    # ingest or a kill at any moment leaves the old index or the new one, never a mix.
+    # One write transaction from the listing of the folders to the last vector: a migration, a
+    # concurrent ingest or a kill at any moment leaves the old index or the new one, never a mix,
+    # and no ingest acts on a listing older than the last one committed (it would drop rows of
+    # files added meanwhile).
     with _writing(db), store.write_transaction(db, on_wait=on_wait):
+        walked = finding_files(dirs)
+        files: list[_File] = []
+        unreadable: set[str] = set()
+        read_errors: list[FindingError] = []
+        for path in walked:
+            try:
+                files.append(_File(path=path, key=str(path.resolve()), data=path.read_bytes()))
+            except FileNotFoundError:
+                continue  # deleted since the folder was listed: it is gone, not broken
+            except OSError as exc:
+                read_errors.append(FindingError(str(path), None, f"cannot read ({exc.strerror})"))
+                unreadable.add(str(path.resolve()))
         store.ensure_schema(db)
         report, parsed = _ingest_locked(
             db, files, unreadable, scopes, embedder_factory, embedder_name, progress, batch_size
