@@ -7,6 +7,7 @@ so there is one way to name the embedder, split ``--findings``, show progress an
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -107,7 +108,12 @@ def open_index(db: Path | None) -> sqlite_utils.Database:
     if not path.is_file():
         raise KBIndexError(f"no index at {path}; run `deploykb ingest`")
     database = open_db(path)
-    check_index(database)
+    try:
+        check_index(database)
+    except sqlite3.DatabaseError as exc:
+        raise KBIndexError(
+            f"{path}: the index file is damaged ({exc}); delete it and run `deploykb ingest`"
+        ) from exc
     return database
 
 
@@ -135,10 +141,15 @@ def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "a
     reason = None
     try:
         check_index(database, name)
+        stored = get_meta(database, "findings_fingerprint")
     except KBIndexError as exc:
-        reason = exc.reason
+        reason, stored = exc.reason, None
+    except sqlite3.DatabaseError as exc:
+        raise KBIndexError(
+            f"{path}: the index file is damaged ({exc}); delete it and run `deploykb ingest`"
+        ) from exc
     fingerprint = files_fingerprint(dirs)
-    if reason is None and get_meta(database, "findings_fingerprint") == fingerprint:
+    if reason is None and stored == fingerprint:
         return database  # nothing changed: read only, write nothing
     if reason is not None:
         print(
