@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import re
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -130,6 +131,8 @@ def _ipv4(m: re.Match[str]) -> str | None:
     if after[:1] in ("+", "-") or after[:2].startswith(("-", "+")):
         return None  # 9.10.2.21-1, 1.2.3.4+cu12: a version with a build suffix
     before = line[max(0, m.start() - 80) : m.start()]
+    if m.start() < 40:  # a hard-wrapped line: "... (bundles cuDNN\n9.19.0.56, ..."
+        before = getattr(_LINE, "previous", "")[-40:] + " " + before
     if _VERSION_CUE.search(before) and not _ADDRESS_CUE.search(before):
         return None
     return "<ip>"
@@ -485,6 +488,7 @@ def redact(text: str) -> tuple[str, tuple[Redaction, ...]]:
     """Return the redacted text and each replacement made (kind, original, replacement, line)."""
     found: list[Redaction] = []
     out: list[str] = []
+    _LINE.previous = ""
     in_key: list[str] | None = None  # the lines of a private-key block being swallowed
     key_line = 0
     for number, line in enumerate(text.split("\n"), start=1):
@@ -508,9 +512,13 @@ def redact(text: str) -> tuple[str, tuple[Redaction, ...]]:
     return "\n".join(out), tuple(found)
 
 
+_LINE = threading.local()  # the line before the one being redacted (a cue may end it)
+
+
 def _redact_line(line: str, number: int, found: list[Redaction]) -> str:
-    if not line:
+    if not line.strip():
         return line
+    original = line
     lower = line.lower()
     for kind, marker, pattern, replace in RULES:
         if marker is not None and marker not in lower:
@@ -527,6 +535,7 @@ def _redact_line(line: str, number: int, found: list[Redaction]) -> str:
         if new_line is not line:
             line = new_line
             lower = line.lower()
+    _LINE.previous = original[-80:]
     return line
 
 
