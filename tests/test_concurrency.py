@@ -22,7 +22,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED = REPO / "findings"
-RACE_TRIALS = int(os.environ.get("DEPLOYKB_RACE_TRIALS", "2"))
+RACE_TRIALS = int(os.environ.get("DEPLOYKB_RACE_TRIALS", "1"))
 SOAK_SECONDS = float(os.environ.get("DEPLOYKB_SOAK_SECONDS", "4"))
 
 ctx = multiprocessing.get_context("fork")
