@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -20,6 +21,13 @@ class _Group(TyperGroup):
         except DeployKBError as exc:
             typer.echo(f"Error: {exc}", err=True)
             raise typer.Exit(exc.exit_code) from None
+        except sqlite3.DatabaseError as exc:  # damage found past the checks of open_db
+            typer.echo(
+                f"Error: the index file is damaged ({exc}); delete it (see --db) and run "
+                "`deploykb ingest`",
+                err=True,
+            )
+            raise typer.Exit(3) from None
         except KeyboardInterrupt:
             typer.echo("Error: interrupted; nothing was written.", err=True)
             raise typer.Exit(130) from None

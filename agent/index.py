@@ -7,6 +7,7 @@ so there is one way to name the embedder, split ``--findings``, show progress an
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -89,9 +90,14 @@ def build_index(database, dirs: list[Path], embedder: str = "auto") -> IngestRep
             lambda: load_embedder(embedder),
             progress=bar.update,
             embedder_name=expected_embedder_name(embedder),
+            on_wait=_say_waiting,
         )
     finally:
         bar.stop()
+
+
+def _say_waiting(message: str) -> None:
+    print(f"deploykb: {message}...", file=sys.stderr, flush=True)
 
 
 def open_index(db: Path | None) -> sqlite_utils.Database:
@@ -102,7 +108,12 @@ def open_index(db: Path | None) -> sqlite_utils.Database:
     if not path.is_file():
         raise KBIndexError(f"no index at {path}; run `deploykb ingest`")
     database = open_db(path)
-    check_index(database)
+    try:
+        check_index(database)
+    except sqlite3.DatabaseError as exc:
+        raise KBIndexError(
+            f"{path}: the index file is damaged ({exc}); delete it and run `deploykb ingest`"
+        ) from exc
     return database
 
 
@@ -114,7 +125,14 @@ def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "a
     or deleted since the last ``ask``; only then does an incremental ingest run.
     """
     from kb.ingest import files_fingerprint
-    from kb.store import check_index, get_meta, open_db, set_meta
+    from kb.store import (
+        ReadOnlyIndexError,
+        check_index,
+        get_meta,
+        open_db,
+        set_meta,
+        write_transaction,
+    )
 
     path = resolve_db_path(db)
     database = open_db(path)
@@ -123,15 +141,36 @@ def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "a
     reason = None
     try:
         check_index(database, name)
+        stored = get_meta(database, "findings_fingerprint")
     except KBIndexError as exc:
-        reason = exc.reason
+        reason, stored = exc.reason, None
+    except sqlite3.DatabaseError as exc:
+        raise KBIndexError(
+            f"{path}: the index file is damaged ({exc}); delete it and run `deploykb ingest`"
+        ) from exc
     fingerprint = files_fingerprint(dirs)
-    if reason is None and get_meta(database, "findings_fingerprint") == fingerprint:
-        return database
+    if reason is None and stored == fingerprint:
+        return database  # nothing changed: read only, write nothing
     if reason is not None:
-        print(f"deploykb: {reason}; building it from {len(dirs)} findings folder(s)...",
-              file=sys.stderr)
-    report = build_index(database, dirs, embedder)
+        print(
+            f"deploykb: {reason}; building it from {len(dirs)} findings folder(s)...",
+            file=sys.stderr,
+        )
+    try:
+        report = build_index(database, dirs, embedder)
+    except ReadOnlyIndexError as exc:
+        if reason is not None:
+            raise KBIndexError(
+                f"{reason}, and it is read-only; run `deploykb ingest --db {path}` as a user who "
+                "can write it, or pass --db with a writable file"
+            ) from exc
+        print(
+            f"warning: findings changed since the index at {path} was built, but it is "
+            f"read-only: answering from it as it is. To refresh: `deploykb ingest --db {path}` "
+            "as a user who can write it",
+            file=sys.stderr,
+        )
+        return database
     for error in report.errors:
         print(f"warning: {error}", file=sys.stderr)
     if reason is None and report.changed:
@@ -141,6 +180,6 @@ def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "a
             file=sys.stderr,
         )
     check_index(database, name)
-    with database.atomic():
+    with write_transaction(database, on_wait=_say_waiting):
         set_meta(database, findings_fingerprint=fingerprint)
     return database

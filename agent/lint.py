@@ -77,12 +77,18 @@ class LintReport:
 
 def lint_text(text: str, path: str, registry: Registry | None = None) -> FileLint:
     """Every problem in one finding file (front matter or free-form notes)."""
-    from kb.parse import parse_text
+    from kb.parse import MAX_BYTES, parse_text
     from kb.redact import find_secrets
 
     path = str(path)
-    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     out = _Collector(path)
+    if len(text) > MAX_BYTES // 4 and len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
+        try:  # the size check comes before any scan: a 50 MB file is refused, not read through
+            parse_text(text, path)
+        except FindingError as exc:
+            out.error(exc.line, exc.message)
+        return FileLint(out.sorted())
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     for r in find_secrets(text):
         out.error(
             r.line,
@@ -97,8 +103,8 @@ def lint_text(text: str, path: str, registry: Registry | None = None) -> FileLin
     keys: dict[str, int] = {}
     if front is not None:
         try:
-            data, keys = _load(front)
-        except yaml.YAMLError:
+            data, keys = _load(front, path)
+        except FindingError:
             data = None  # the parser below reports it with its line
         if isinstance(data, Mapping):
             _check_fields(data, keys, out, registry)
@@ -131,24 +137,13 @@ def _front_matter(lines: list[str]) -> list[str] | None:
     return None
 
 
-class _Loader(yaml.SafeLoader):
-    """Safe YAML; dates stay strings (the parser checks them)."""
-
-
-_Loader.add_constructor(
-    "tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node)
-)
-
-
-def _load(front: list[str]) -> tuple[Any, dict[str, int]]:
+def _load(front: list[str], path: str) -> tuple[Any, dict[str, int]]:
     """The front matter as data, and the file line of every key and list item
-    (``"status"``, ``"fix.add.0"``, ``"symptoms.1.class"``; the YAML starts on line 2)."""
-    loader = _Loader("\n".join(front))
-    try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    finally:
-        loader.dispose()
+    (``"status"``, ``"fix.add.0"``, ``"symptoms.1.class"``; the YAML starts on line 2).
+    Read by the parser's bounded safe loader; raises ``FindingError``."""
+    from kb.parse import load_yaml
+
+    data, node = load_yaml("\n".join(front), path, 2)
     keys: dict[str, int] = {}
 
     def walk(n: Any, prefix: str) -> None:
@@ -374,12 +369,25 @@ def finding_paths(paths: Sequence[Path]) -> list[Path]:
 
 def lint_paths(paths: Sequence[Path], registry: Registry | None = None) -> LintReport:
     """Lint every finding file under ``paths``, then look for ids defined twice."""
+    from kb.parse import MAX_BYTES
+
     files = finding_paths(paths)
     problems: list[Problem] = []
     owner: dict[str, str] = {}
     for p in files:
         name = str(p)
         try:
+            size = p.stat().st_size
+            if size > MAX_BYTES:
+                problems.append(
+                    Problem(
+                        name,
+                        None,
+                        f"file is {size / 1e6:.1f} MB; a finding must be under "
+                        f"{MAX_BYTES / 1e6:g} MB",
+                    )
+                )
+                continue
             data = p.read_bytes()
         except OSError as exc:
             problems.append(Problem(name, None, f"cannot read ({exc.strerror})"))

@@ -43,6 +43,48 @@ def atomic_write(target: Path, data: bytes, *, backup: Path | None = None) -> No
                 pass
 
 
+def atomic_create(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` only if no file of that name exists, atomically.
+
+    The data goes to a synced temporary file, which is then hard-linked into place: the link
+    fails with ``FileExistsError`` when another process got there first (even a microsecond
+    before), so two writers can never overwrite each other, and a reader never sees half a file.
+    Where the filesystem has no hard links, ``O_CREAT | O_EXCL`` claims the name instead.
+    """
+    target = Path(target)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, default_mode())
+        try:
+            os.link(tmp, target)
+        except FileExistsError:
+            raise
+        except OSError:  # no hard links here (some network and FAT filesystems)
+            _create_exclusive(target, data)
+        _fsync_dir(target.parent)
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _create_exclusive(target: Path, data: bytes) -> None:
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, default_mode())
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        os.unlink(target)
+        raise
+
+
 def _fsync_dir(directory: Path) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)

@@ -27,6 +27,14 @@ class FindingError(DeployKBError):
         super().__init__(located(self.path, line, message))
 
 
+class FindingExistsError(DeployKBError):
+    """A finding file of that name exists already (``path``): it is never overwritten silently."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 class KBIndexError(DeployKBError):
     """The SQLite index is missing, stale or unreadable. ``reason`` is the message without the
     advice (what ``ask`` prints when it rebuilds the index itself)."""

@@ -575,35 +575,45 @@ CSV_COLUMNS = (
 _LIST_SEP = "; "
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object) -> str:
+    """A CSV cell a spreadsheet shows as text: one starting with ``= + - @`` (or a tab or carriage
+    return) would be run as a formula (``=HYPERLINK(...)``), so it gets a leading ``'``."""
+    text = str(value)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
 def to_csv(table: CompatTable) -> str:
-    """One line per row, columns ``CSV_COLUMNS`` (docs/export.md); lists joined with "; "."""
+    """One line per row, columns ``CSV_COLUMNS`` (docs/export.md); lists joined with "; "; no
+    cell starts with a formula character (``csv_cell``)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for row in table.rows:
         cell = row.cell
         sources = _unique(s.url or s.text for ref in cell.findings for s in ref.sources)
-        writer.writerow(
-            [
-                row.family,
-                row.architecture or "",
-                row.model,
-                row.gpu_sm,
-                _LIST_SEP.join(row.gpu_names),
-                _LIST_SEP.join(str(c) for c in row.gpu_counts),
-                row.quantization or "",
-                row.framework or "",
-                _LIST_SEP.join(row.framework_versions),
-                cell.status,
-                cell.status_text if cell.conflict else "",
-                _LIST_SEP.join(f.display for f in cell.flags),
-                f"{cell.best.tok_s:g}" if cell.best else "",
-                cell.best.concurrency if cell.best and cell.best.concurrency is not None else "",
-                cell.date or "",
-                _LIST_SEP.join(ref.id for ref in cell.findings),
-                _LIST_SEP.join(sources),
-            ]
-        )
+        values = [
+            row.family,
+            row.architecture or "",
+            row.model,
+            row.gpu_sm,
+            _LIST_SEP.join(row.gpu_names),
+            _LIST_SEP.join(str(c) for c in row.gpu_counts),
+            row.quantization or "",
+            row.framework or "",
+            _LIST_SEP.join(row.framework_versions),
+            cell.status,
+            cell.status_text if cell.conflict else "",
+            _LIST_SEP.join(f.display for f in cell.flags),
+            f"{cell.best.tok_s:g}" if cell.best else "",
+            cell.best.concurrency if cell.best and cell.best.concurrency is not None else "",
+            cell.date or "",
+            _LIST_SEP.join(ref.id for ref in cell.findings),
+            _LIST_SEP.join(sources),
+        ]
+        writer.writerow([csv_cell(v) for v in values])
     return out.getvalue()
 
 

@@ -12,17 +12,18 @@ previous index as it was.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb import store
 from kb.document import document_text, symptom_texts
-from kb.errors import DeployKBError, EmbeddingError, FindingError, KBIndexError
+from kb.errors import DeployKBError, EmbeddingError, FindingError
 from kb.records import Finding, ParseWarning
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -231,6 +232,7 @@ def ingest(
     progress: Progress | None = None,
     embedder_name: str | None = None,
     batch_size: int = 32,
+    on_wait: Callable[[str], None] | None = None,
 ) -> IngestReport:
     """Bring the index in line with the findings under ``dirs`` (folders, or single files).
 
@@ -239,24 +241,65 @@ def ingest(
     Findings indexed from other folders are left alone; a finding whose file is now broken keeps
     its indexed version, and the error says so. ``progress(done, total, label)`` is called once
     with ``done=0`` and after each batch of embedded texts, only when there is embedding work.
+    Rows of files that no longer exist (a moved or deleted folder) are removed, whatever folder
+    they came from. ``on_wait(message)`` is called once if another process holds the write lock.
     """
-    from kb.parse import PARSER_VERSION, parse_file
-
-    walked = finding_files(dirs)
-    with _writing(db):
-        store.ensure_schema(db)
     scopes = [Path(d).resolve() for d in dirs]
-    rows = store.indexed_rows(db)
+    # One write transaction from the listing of the folders to the last vector: a migration, a
+    # concurrent ingest or a kill at any moment leaves the old index or the new one, never a mix,
+    # and no ingest acts on a listing older than the last one committed (it would drop rows of
+    # files added meanwhile).
+    with _writing(db), store.write_transaction(db, on_wait=on_wait):
+        walked = finding_files(dirs)
+        files: list[_File] = []
+        unreadable: set[str] = set()
+        read_errors: list[FindingError] = []
+        for path in walked:
+            try:
+                files.append(_File(path=path, key=str(path.resolve()), data=path.read_bytes()))
+            except FileNotFoundError:
+                continue  # deleted since the folder was listed: it is gone, not broken
+            except OSError as exc:
+                read_errors.append(FindingError(str(path), None, f"cannot read ({exc.strerror})"))
+                unreadable.add(str(path.resolve()))
+        store.ensure_schema(db)
+        report, parsed = _ingest_locked(
+            db, files, unreadable, scopes, embedder_factory, embedder_name, progress, batch_size
+        )
+    return replace(
+        report,
+        errors=tuple(read_errors) + report.errors,
+        warnings=tuple(
+            w
+            for result in parsed.values()
+            if not isinstance(result, FindingError)
+            for w in result.warnings
+        ),
+    )
 
-    files: list[_File] = []
-    unreadable: set[str] = set()
-    read_errors: list[FindingError] = []
-    for path in walked:
-        try:
-            files.append(_File(path=path, key=str(path.resolve()), data=path.read_bytes()))
-        except OSError as exc:
-            read_errors.append(FindingError(str(path), None, f"cannot read ({exc.strerror})"))
-            unreadable.add(str(path.resolve()))
+
+def _ingest_locked(
+    db: sqlite_utils.Database,
+    files: list[_File],
+    unreadable: set[str],
+    scopes: list[Path],
+    embedder_factory: Callable[[], Embedder],
+    embedder_name: str | None,
+    progress: Progress | None,
+    batch_size: int,
+) -> tuple[IngestReport, dict[str, Any]]:
+    """The body of ``ingest``, run while it holds the write lock."""
+    from kb.parse import PARSER_VERSION
+
+    rows = store.indexed_rows(db)
+    # rows of files that are gone (a moved or deleted team folder): dropped, whatever the scope
+    gone = [
+        fid
+        for fid, row in rows.items()
+        if not _under(row["path"], scopes) and not os.path.lexists(row["path"])
+    ]
+    for fid in gone:
+        del rows[fid]
 
     by_path: dict[str, list[str]] = {}
     for fid, row in rows.items():
@@ -269,7 +312,11 @@ def ingest(
         for f in files:
             ids = by_path.get(f.key, [])
             digest = content_hash(f.data, name, PARSER_VERSION)
-            if ids and all(rows[fid]["content_hash"] == digest for fid in ids):
+            if ids and all(
+                rows[fid]["content_hash"] == digest
+                and None not in rows[fid]["vector_parts"].values()
+                for fid in ids
+            ):
                 out.add(f.key)
         return out
 
@@ -278,10 +325,7 @@ def ingest(
     def parse_changed(unchanged: set[str]) -> None:
         for f in files:
             if f.key not in unchanged and f.key not in parsed:
-                try:
-                    parsed[f.key] = parse_file(f.path)
-                except FindingError as exc:
-                    parsed[f.key] = exc
+                parsed[f.key] = _parse_one(f)
 
     name = embedder_name or store.get_meta(db, "model")
     unchanged = unchanged_files(name)
@@ -313,79 +357,77 @@ def ingest(
     indexed_at = store.now_iso()
     need = set(plan.need)
 
-    nothing_changed = not (removed or plan.accepted or plan.need)
-    with _writing(db), _transaction(db, skip=nothing_changed):
-        store.delete_findings(db, removed)
-        for f, finding in plan.accepted:
-            row = rows.get(finding.id)
-            # a file holding a rejected duplicate gets no hash: its error shows on every ingest
-            digest = (
-                ""
-                if f.key in plan.rejected_files
-                else content_hash(f.data, name or "", PARSER_VERSION)
-            )
-            record = store.finding_record(finding)
-            if (
-                row is not None
-                and finding.id not in need
-                and row["record"] == record
-                and row["body"] == finding.body
-                and row["path"] == f.key
-                and row["line"] == finding.line
-            ):
-                unchanged_count += 1
-                db.execute(
-                    "UPDATE findings SET content_hash = ? WHERE id = ?", [digest, finding.id]
-                )
-                continue
-            if row is not None:
-                updated += 1
-            store.write_finding(
-                db,
-                finding,
-                path=f.key,
-                content_hash=digest,
-                document=document_text(finding),
-                indexed_at=indexed_at,
-            )
+    nothing_changed = not (removed or gone or plan.accepted or plan.need)
+    store.delete_findings(db, removed + gone)
+    for f, finding in plan.accepted:
+        row = rows.get(finding.id)
+        # a file holding a rejected duplicate gets no hash: its error shows on every ingest
+        digest = (
+            "" if f.key in plan.rejected_files else content_hash(f.data, name or "", PARSER_VERSION)
+        )
+        record = store.finding_record(finding)
+        if (
+            row is not None
+            and finding.id not in need
+            and row["record"] == record
+            and row["body"] == finding.body
+            and row["path"] == f.key
+            and row["line"] == finding.line
+        ):
+            unchanged_count += 1
+            db.execute("UPDATE findings SET content_hash = ? WHERE id = ?", [digest, finding.id])
+            continue
+        if row is not None:
+            updated += 1
+        store.write_finding(
+            db,
+            finding,
+            path=f.key,
+            content_hash=digest,
+            document=document_text(finding),
+            indexed_at=indexed_at,
+        )
+    if embedder is not None:
+        embedded = _embed(db, embedder, plan.need, plan.accepted, rows, progress, batch_size)
+    if not nothing_changed:
+        meta: dict[str, str | None] = {
+            "parser_version": PARSER_VERSION,
+            "last_ingest": indexed_at,
+        }
         if embedder is not None:
-            embedded = _embed(db, embedder, plan.need, plan.accepted, rows, progress, batch_size)
-        if not nothing_changed:
-            meta: dict[str, str | None] = {
-                "parser_version": PARSER_VERSION,
-                "last_ingest": indexed_at,
-            }
-            if embedder is not None:
-                meta.update(model=embedder.name, dim=str(embedder.dim))
-            store.set_meta(db, **meta)
-
-    warnings = [
-        w
-        for result in parsed.values()
-        if not isinstance(result, FindingError)
-        for w in result.warnings
-    ]
-    return IngestReport(
-        added=added,
-        updated=updated,
-        unchanged=unchanged_count,
-        removed=len(removed),
-        embedded=embedded,
-        model=embedder.name if embedder is not None else None,
-        errors=tuple(read_errors + plan.errors),
-        warnings=tuple(warnings),
+            meta.update(model=embedder.name, dim=str(embedder.dim))
+        store.set_meta(db, **meta)
+    return (
+        IngestReport(
+            added=added,
+            updated=updated,
+            unchanged=unchanged_count,
+            removed=len(removed) + len(gone),
+            embedded=embedded,
+            model=embedder.name if embedder is not None else None,
+            errors=tuple(plan.errors),
+        ),
+        parsed,
     )
 
 
-@contextmanager
-def _transaction(db: sqlite_utils.Database, *, skip: bool) -> Iterator[None]:
-    """One transaction for the whole ingest; none at all when nothing changed (a no-op ingest
-    writes nothing, so ``last_ingest`` keeps its meaning and readers are never blocked)."""
-    if skip:
-        yield
-        return
-    with db.atomic():
-        yield
+def _parse_one(f: _File) -> Any:
+    """A file's ``ParseResult``, or the ``FindingError`` that says why it cannot be read. Any other
+    exception from the parser is a parser bug: it is reported against this file, as one line, and
+    the other findings are still indexed (one bad file must not stop everyone)."""
+    from kb.parse import parse_bytes
+
+    try:
+        return parse_bytes(f.data, str(f.path))
+    except FindingError as exc:
+        return exc
+    except (RecursionError, MemoryError, ValueError, TypeError, AttributeError, KeyError) as exc:
+        return FindingError(
+            str(f.path),
+            None,
+            f"the parser failed on this file ({type(exc).__name__}: {exc}); "
+            "please report it with the file",
+        )
 
 
 @contextmanager
@@ -394,12 +436,7 @@ def _writing(db: sqlite_utils.Database) -> Iterator[None]:
     try:
         yield
     except sqlite3.OperationalError as exc:
-        hint = (
-            "another deploykb process is writing it; try again when it is done"
-            if "locked" in str(exc)
-            else "check the file and its folder are writable, or pass --db"
-        )
-        raise KBIndexError(f"{store.db_label(db)}: cannot write the index ({exc}); {hint}") from exc
+        raise store.write_error(store.db_label(db), exc) from exc
 
 
 def _embed(

@@ -262,7 +262,12 @@ class Redaction:
     line: int | None = None
 
     def preview(self) -> str:
-        """What to show a person: secrets are shown masked, addresses in full (they stay local)."""
-        if self.kind.endswith(("token", "key", "secret")):
-            return f"{self.original[:4]}…({len(self.original)} chars)"
-        return self.original
+        """What to show a person: nothing of a secret but its length; addresses in full (they
+        are the user's own, shown on their terminal so they can check the replacement)."""
+        if self.kind in ADDRESS_KINDS:
+            return self.original
+        return f"…({len(self.original)} chars)"
+
+
+# Redaction kinds that are addresses and names (shown in reports); every other kind is a secret.
+ADDRESS_KINDS = frozenset({"ipv4", "ipv6", "email", "ssh-user-host", "hostname", "home-path"})

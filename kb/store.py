@@ -2,16 +2,20 @@
 
 Every function takes the ``sqlite_utils.Database`` it works on. Writers (``write_finding``,
 ``write_vectors``, ``delete_findings``, ``set_meta``) issue plain SQL and never commit: the caller
-wraps them in one ``with db.atomic():`` block. (sqlite-utils 4 commits each ``db.execute`` write
-made outside a transaction, so ``with db.conn:`` alone would not make them atomic.)
+wraps them in one ``with write_transaction(db):`` block (``BEGIN IMMEDIATE``: one writer at a
+time, and no "database is locked" half-way through). The file is in WAL mode: readers see the last
+committed index while a writer works.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+import urllib.parse
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -94,27 +98,172 @@ CREATE TABLE IF NOT EXISTS meta (
 );
 """
 
-# --- opening and schema ------------------------------------------------------------------------
+# --- opening, transactions and schema ----------------------------------------------------------
+
+BUSY_TIMEOUT_MS = 5_000  # a reader or a short write waits this long for a lock, silently
+WRITE_WAIT_SECONDS = 600.0  # a writer queued behind another one waits this long, visibly
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+_FTS_SQL = (
+    "CREATE VIRTUAL TABLE [findings_fts] USING FTS5 ([title], [document], tokenize='porter', "
+    "content=[findings])",
+    """CREATE TRIGGER [findings_ai] AFTER INSERT ON [findings] BEGIN
+  INSERT INTO [findings_fts] (rowid, [title], [document]) VALUES (new.rowid, new.[title], new.[document]);
+END""",
+    """CREATE TRIGGER [findings_ad] AFTER DELETE ON [findings] BEGIN
+  INSERT INTO [findings_fts] ([findings_fts], rowid, [title], [document]) VALUES('delete', old.rowid, old.[title], old.[document]);
+END""",
+    """CREATE TRIGGER [findings_au] AFTER UPDATE ON [findings] BEGIN
+  INSERT INTO [findings_fts] ([findings_fts], rowid, [title], [document]) VALUES('delete', old.rowid, old.[title], old.[document]);
+  INSERT INTO [findings_fts] (rowid, [title], [document]) VALUES (new.rowid, new.[title], new.[document]);
+END""",
+)
+
+
+class ReadOnlyIndexError(KBIndexError):
+    """The index file (or its folder) cannot be written: readers may still use it as it is."""
 
 
 def open_db(path: Path) -> sqlite_utils.Database:
-    """Open (or create) the index file; anything that is not a deploykb index is refused."""
+    """Open (or create) the index file; anything that is not a deploykb index is refused.
+
+    The file is put in WAL mode, so readers never wait for a writer and a writer never waits for
+    readers; a read-only file is opened for reading only.
+    """
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise KBIndexError(f"{path}: cannot create the index folder ({exc}); pass --db") from exc
+    _check_header(path)
+    read_only = path.exists() and not os.access(path, os.W_OK)
     try:
-        db = sqlite_utils.Database(path)
+        if read_only:  # said up front, so SQLite never tries to write (WAL set-up included)
+            uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+        else:
+            conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        db = sqlite_utils.Database(conn)
         tables = set(db.table_names())
     except sqlite3.Error as exc:
-        raise KBIndexError(f"{path}: not a deploykb index ({exc}); delete it or pass --db") from exc
+        raise KBIndexError(
+            f"{path}: not a deploykb index or a damaged one ({exc}); delete it and run "
+            "`deploykb ingest`, or pass --db"
+        ) from exc
     if tables and "meta" not in tables:
         raise KBIndexError(
             f"{path}: not a deploykb index (it holds other tables: "
             f"{', '.join(sorted(tables)[:5])}); delete it or pass --db"
         )
+    db.read_only = read_only  # type: ignore[attr-defined]  # checked by write_transaction
+    try:
+        if not read_only and conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+    except sqlite3.OperationalError:
+        pass  # a read-only file or folder: it is read as it is (``ReadOnlyIndexError`` on write)
+    except sqlite3.DatabaseError as exc:
+        raise KBIndexError(
+            f"{path}: the index file is damaged ({exc}); delete it and run `deploykb ingest`"
+        ) from exc
     return db
+
+
+def _check_header(path: Path) -> None:
+    """A file that is not SQLite at all (a log saved over the index) is named before SQLite
+    tries to read it."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(_SQLITE_HEADER))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise KBIndexError(f"{path}: cannot read the index ({exc.strerror}); pass --db") from exc
+    if head and head != _SQLITE_HEADER:
+        raise KBIndexError(
+            f"{path}: not a deploykb index (file is not a database); delete it or pass --db"
+        )
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def _is_read_only(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return any(w in text for w in ("readonly", "read-only", "not writable", "unable to open"))
+
+
+@contextmanager
+def write_transaction(
+    db: sqlite_utils.Database,
+    *,
+    on_wait: Callable[[str], None] | None = None,
+    wait_seconds: float | None = None,
+) -> Iterator[None]:
+    """One write transaction, begun ``IMMEDIATE``: the write lock is taken first, so no read made
+    inside the transaction (FTS5 reads its config before its first write) can turn into a
+    "database is locked" at the first write. One writer at a time: when another holds the lock,
+    ``on_wait`` is told once and the wait goes on up to ``wait_seconds``. Commits on success,
+    rolls back on any error (Ctrl-C too). Nested use joins the outer transaction."""
+    conn = db.conn
+    if conn.in_transaction:
+        yield
+        return
+    label = db_label(db)
+    if getattr(db, "read_only", False):
+        raise write_error(label, sqlite3.OperationalError("the file is not writable"))
+    if wait_seconds is None:
+        wait_seconds = WRITE_WAIT_SECONDS
+    try:
+        _begin_immediate(conn, 0.2)
+    except sqlite3.OperationalError as exc:
+        if not _is_busy(exc):
+            raise write_error(label, exc) from exc
+        if on_wait is not None:
+            on_wait(f"waiting for another deploykb process to finish writing {label}")
+        try:
+            _begin_immediate(conn, wait_seconds)
+        except sqlite3.OperationalError as exc2:
+            raise write_error(label, exc2, waited=wait_seconds) from exc2
+    try:
+        yield
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    try:
+        conn.execute("COMMIT")
+    except sqlite3.OperationalError as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise write_error(label, exc) from exc
+
+
+def _begin_immediate(conn: sqlite3.Connection, seconds: float) -> None:
+    conn.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
+
+def write_error(label: str, exc: sqlite3.Error, waited: float | None = None) -> KBIndexError:
+    if _is_read_only(exc):
+        return ReadOnlyIndexError(
+            f"{label}: the index is read-only ({exc}); make it writable, or pass --db with a "
+            "writable file"
+        )
+    if _is_busy(exc):
+        return KBIndexError(
+            f"{label}: another deploykb process held the index for {waited or 0:g} s ({exc}); "
+            "try again when it is done"
+        )
+    return KBIndexError(
+        f"{label}: cannot write the index ({exc}); check the file and its folder are writable, "
+        "or pass --db"
+    )
 
 
 def db_label(db: sqlite_utils.Database) -> str:
@@ -125,19 +274,40 @@ def db_label(db: sqlite_utils.Database) -> str:
     return ":memory:"
 
 
-def ensure_schema(db: sqlite_utils.Database) -> None:
-    """Create the tables and the FTS5 index; an index of another schema version is rebuilt."""
+def schema_ready(db: sqlite_utils.Database) -> bool:
+    """The tables of this schema version exist (``ensure_schema`` would write nothing)."""
     tables = set(db.table_names())
-    if "meta" in tables:
-        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        if row and row[0] != SCHEMA_VERSION:
-            _drop_all(db)
-    db.executescript(_SCHEMA)
-    if not db["findings"].detect_fts():
-        db["findings"].enable_fts(
-            ["title", "document"], fts_version="FTS5", create_triggers=True, tokenize="porter"
-        )
-    with db.atomic():
+    if not {*_TABLES, "findings_fts"} <= tables:
+        return False
+    return get_meta(db, "schema_version") == SCHEMA_VERSION
+
+
+def ensure_schema(db: sqlite_utils.Database) -> None:
+    """Create the tables and the FTS5 index; an index of another schema version is rebuilt.
+
+    Runs inside the caller's write transaction (``ingest`` holds one around the whole rebuild), so
+    a migration is atomic with the re-ingest that refills the tables: a kill at any moment leaves
+    the old index, complete, or the new one. Outside a transaction it opens its own.
+    """
+    if schema_ready(db):
+        return
+    with write_transaction(db):
+        tables = set(db.table_names())
+        if "meta" in tables:
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row and row[0] != SCHEMA_VERSION:
+                _drop_all(db)
+                tables = set()
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                db.execute(statement)
+        if "findings_fts" not in tables:
+            for statement in _FTS_SQL:
+                db.execute(statement)
+            db.execute(
+                "INSERT INTO findings_fts (rowid, title, document) "
+                "SELECT rowid, title, document FROM findings"
+            )
         db.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
             [SCHEMA_VERSION],
@@ -145,11 +315,12 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
 
 
 def _drop_all(db: sqlite_utils.Database) -> None:
-    if db["findings"].exists() and db["findings"].detect_fts():
-        db["findings"].disable_fts()
+    """Drop every table of the old schema, in the caller's transaction (no commit here)."""
+    for trigger in ("findings_ai", "findings_ad", "findings_au"):
+        db.execute(f"DROP TRIGGER IF EXISTS [{trigger}]")
+    db.execute("DROP TABLE IF EXISTS [findings_fts]")
     for name in _TABLES:
         db.execute(f"DROP TABLE IF EXISTS [{name}]")
-    db.conn.commit()
 
 
 # --- writers (no commit: the caller owns the transaction) ---------------------------------------
@@ -267,6 +438,20 @@ def delete_findings(
 # --- readers -----------------------------------------------------------------------------------
 
 
+# a stored vector is whole when its blob holds ``dim`` float32 values and ``dim`` is the index's
+_INTACT = (
+    "(length(vector) = 4 * dim AND dim > 0 AND dim = coalesce("
+    "(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'dim'), dim))"
+)
+
+
+def damaged_vectors(db: sqlite_utils.Database) -> int:
+    """How many stored vectors are cut short, too long, or of another size than the index's."""
+    if "embeddings" not in db.table_names():
+        return 0
+    return db.execute(f"SELECT count(*) FROM embeddings WHERE NOT {_INTACT}").fetchone()[0]
+
+
 def indexed_rows(db: sqlite_utils.Database) -> dict[str, dict[str, Any]]:
     """``id -> {path, content_hash, document, record, body, line, symptoms, vector_model}``."""
     rows: dict[str, dict[str, Any]] = {}
@@ -288,9 +473,12 @@ def indexed_rows(db: sqlite_utils.Database) -> dict[str, dict[str, Any]]:
     ).fetchall():
         if fid in rows:
             rows[fid]["symptoms"].append(text)
-    for fid, part, model in db.execute("SELECT finding_id, part, model FROM embeddings").fetchall():
+    for fid, part, model, intact in db.execute(
+        f"SELECT finding_id, part, model, {_INTACT} FROM embeddings"
+    ).fetchall():
         if fid in rows:
-            rows[fid]["vector_parts"][part] = model
+            # a damaged vector counts as missing, so the next ingest computes it again
+            rows[fid]["vector_parts"][part] = model if intact else None
     return rows
 
 
@@ -460,6 +648,13 @@ def load_vectors(
         raise KBIndexError(
             f"index at {db_label(db)} mixes vector sizes {sorted(dims)}; run `deploykb ingest`"
         )
+    (dim,) = dims
+    for fid, _, blob in rows:
+        if len(blob) != 4 * dim:
+            raise KBIndexError(
+                f"index at {db_label(db)} holds a damaged vector for {fid!r} ({len(blob)} bytes, "
+                f"expected {4 * dim}); run `deploykb ingest`"
+            )
     matrix = np.vstack([np.frombuffer(blob, dtype=np.float32) for _, _, blob in rows])
     return [fid for fid, _, _ in rows], matrix
 
@@ -500,4 +695,8 @@ def check_index(db: sqlite_utils.Database, embedder_name: str | None = None) -> 
             f"index at {label} was built by schema {status['schema_version']}, parser "
             f"{status['parser_version']}, model {status['model']}"
         )
+        raise KBIndexError(f"{reason}; run `deploykb ingest`", reason)
+    damaged = damaged_vectors(db)
+    if damaged:
+        reason = f"index at {label} holds {damaged} damaged vector(s)"
         raise KBIndexError(f"{reason}; run `deploykb ingest`", reason)

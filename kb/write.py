@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from kb.atomic import atomic_write
-from kb.errors import DeployKBError, FindingError
+from kb.atomic import atomic_create, atomic_write
+from kb.errors import DeployKBError, FindingError, FindingExistsError
 from kb.records import Finding, Fix
 from kb.serialize import ID_RE, finding_to_dict
 
@@ -116,9 +116,10 @@ def _fix_bullets(fix: Fix) -> list[str]:
 def write_finding(f: Finding, directory: Path, *, force: bool = False) -> tuple[Path, Path | None]:
     """Write ``<directory>/<id>.md`` atomically; return its path and the backup's, if one was made.
 
-    An existing file is never replaced without ``force``; with it, the old file is kept as
-    ``<id>.md.bak``. The text is parsed back before anything touches the disk, so a finding that
-    would not load again is refused.
+    An existing file is never replaced without ``force`` (``FindingExistsError``, even when another
+    process creates it a moment before this one: the file is linked into place, not renamed
+    over); with ``force``, the old file is kept as ``<id>.md.bak``. The text is parsed back before
+    anything touches the disk, so a finding that would not load again is refused.
     """
     from kb.parse import parse_text  # kb.parse is heavier (markdown-it, yaml loaders)
 
@@ -132,17 +133,24 @@ def write_finding(f: Finding, directory: Path, *, force: bool = False) -> tuple[
     parse_text(text, str(target))  # raises FindingError for a record that would not load back
 
     backup: Path | None = None
+    exists = FindingExistsError(
+        f"{target} already exists; use --force to replace it "
+        f"(the old file is kept as {target.name}.bak)",
+        str(target),
+    )
     if target.exists():
         if not force:
-            raise DeployKBError(
-                f"{target} already exists; use --force to replace it "
-                f"(the old file is kept as {target.name}.bak)"
-            )
+            raise exists
         backup = target.with_name(target.name + ".bak")
 
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, text.encode("utf-8"), backup=backup)
+        if backup is None:
+            atomic_create(target, text.encode("utf-8"))  # never replaces a file made meanwhile
+        else:
+            atomic_write(target, text.encode("utf-8"), backup=backup)
+    except FileExistsError:
+        raise exists from None
     except OSError as exc:
         raise DeployKBError(f"cannot write {target}: {exc.strerror or exc}") from exc
     return target, backup

@@ -324,25 +324,30 @@ def test_free_form_notes_file_is_ingested(tmp_db, tmp_path, fake_embedder):
     assert store.load_findings(tmp_db)[0].path == str((d / "FINDINGS.md").resolve())
 
 
-def test_a_locked_index_is_one_actionable_error(tmp_db, findings_dir, embedder_factory):
+def test_a_locked_index_is_waited_for_visibly_then_one_actionable_error(
+    tmp_db, findings_dir, embedder_factory, monkeypatch
+):
     import sqlite3
 
     from kb.errors import KBIndexError
 
     ingest(tmp_db, [findings_dir], embedder_factory)
     (findings_dir / f"{QWEN}.md").unlink()
-    tmp_db.execute("PRAGMA busy_timeout = 50")
+    monkeypatch.setattr(store, "WRITE_WAIT_SECONDS", 0.3)
     other = sqlite3.connect(store.db_label(tmp_db), isolation_level=None)
     other.execute("BEGIN EXCLUSIVE")
+    waits: list[str] = []
     try:
         with pytest.raises(KBIndexError) as exc:
-            ingest(tmp_db, [findings_dir], embedder_factory)
+            ingest(tmp_db, [findings_dir], embedder_factory, on_wait=waits.append)
     finally:
         other.execute("ROLLBACK")
         other.close()
+    label = store.db_label(tmp_db)
+    assert waits == [f"waiting for another deploykb process to finish writing {label}"]
     assert str(exc.value) == (
-        f"{store.db_label(tmp_db)}: cannot write the index (database is locked); another "
-        "deploykb process is writing it; try again when it is done"
+        f"{label}: another deploykb process held the index for 0.3 s (database is locked); "
+        "try again when it is done"
     )
     assert store.index_status(tmp_db)["count"] == 4
 

@@ -113,7 +113,7 @@ def test_clean_folder_passes_and_readme_is_skipped(folder):
         ),
         (
             ("DeepGEMM and", "export HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEF12; DeepGEMM and"),
-            "findings/x.md:23: error: unredacted hf-token 'hf_a…(37 chars)': replace it with "
+            "findings/x.md:23: error: unredacted hf-token '…(37 chars)': replace it with "
             "<hf-token> (`deploykb add` redacts automatically)",
         ),
         (

@@ -180,7 +180,10 @@ def test_from_dict_without_lines_names_only_the_path() -> None:
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("bad-yaml.md", "7: invalid YAML in front matter: mapping values are not allowed here"),
+        (
+            "bad-yaml.md",
+            "7: invalid YAML in front matter: mapping values are not allowed in this context",
+        ),
         ("missing-status.md", "1: missing required field 'status'"),
         (
             "unknown-status.md",

@@ -222,9 +222,34 @@ def add_command(
     if not no_redact:
         draft, redactions = A.redact_draft(draft)
         _report_redactions(redactions)
-    finding = A.build_finding(draft)
-    _report_lint(finding, target)
-    _write_and_index(finding, target, force, db, embedder, redactions, json_out)
+    finding, path, backup = _write_unique(
+        A, draft, target, force, explicit=finding_id is not None, taken=taken_elsewhere
+    )
+    _write_and_index(finding, path, backup, target, db, embedder, redactions, json_out)
+
+
+def _write_unique(
+    A: Any, draft: Draft, target: Path, force: bool, *, explicit: bool, taken: dict[str, Path]
+) -> tuple[Any, Path, Path | None]:
+    """Write the finding; a derived id that another ``add`` took meanwhile (the file appeared
+    between the check and the write) moves on to the next free one, ``-2``, ``-3``..., so two
+    adds at the same moment both keep their finding. An id given with ``--id`` is not changed."""
+    from kb.errors import FindingExistsError
+    from kb.write import write_finding
+
+    for _ in range(1000):
+        finding = A.build_finding(draft)
+        _report_lint(finding, target)
+        try:
+            path, backup = write_finding(finding, target, force=force)
+        except FindingExistsError:
+            if explicit or force:
+                raise
+            used = {*taken, *_ids_in([target]), draft.id}
+            draft = replace(draft, id=A.make_id(replace(draft, id=None), used))
+            continue
+        return finding, path, backup
+    raise DeployKBError(f"no free id for the new finding in {target}; pass --id")
 
 
 def _complete(
@@ -245,17 +270,15 @@ def _complete(
 
 def _write_and_index(
     finding: Any,
+    path: Path,
+    backup: Path | None,
     target: Path,
-    force: bool,
     db: Path | None,
     embedder: str,
     redactions: tuple[FieldRedaction, ...],
     json_out: bool,
 ) -> None:
-    """Write the file, say where, index it with the shipped findings, say how to share it."""
-    from kb.write import write_finding
-
-    path, backup = write_finding(finding, target, force=force)
+    """Say where the file was written, index it with the shipped findings, say how to share it."""
     shown = _display(path)
     if not json_out:
         kept = f" (the old file is kept as {_display(backup)})" if backup else ""

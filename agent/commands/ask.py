@@ -87,7 +87,10 @@ def ask_command(
     )
     database = ready_index(db, findings, embedder)
     searcher = Searcher(database, lambda: _load_embedder(embedder))
-    result = answer(lines, ctx, searcher, top=top, warnings=warnings)
+    from kb.redact import redact_record
+
+    # one redaction pass over everything shown: the corrected command echoes --cmd
+    result = redact_record(answer(lines, ctx, searcher, top=top, warnings=warnings))
     if as_json:
         import json
 

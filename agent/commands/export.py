@@ -116,7 +116,9 @@ def export_command(
         resolve_db_path(db), model=model, gpu=gpu, status=status, framework=framework
     )
     from kb.export import build_table, filter_description, render, write_export
+    from kb.redact import redact_record
 
+    findings = redact_record(findings, skip=frozenset({"body"}))  # the table shows no bodies
     table = build_table(findings, generated=_dt.date.today().isoformat(), filters=filters)
     text = render(table, chosen, link_base)
     if not findings:

@@ -127,7 +127,11 @@ def list_command(
     from kb.store import load_findings
 
     database = open_index(db)
-    found = load_findings(database, model=model, gpu=gpu, status=status, framework=framework)
+    from kb.redact import redact_record
+
+    found = redact_record(
+        load_findings(database, model=model, gpu=gpu, status=status, framework=framework)
+    )
     if families:
         _print_coverage(found, json_out)
         return
@@ -224,10 +228,11 @@ def show_command(
 
     Example: deploykb show glm5-nvfp4-sm120-deepgemm-ue8m0-nan
     """
+    from kb.redact import redact_record
     from kb.serialize import finding_to_dict
     from kb.store import get_finding
 
-    f = get_finding(open_index(db), finding_id)
+    f = redact_record(get_finding(open_index(db), finding_id))
     if json_out:
         typer.echo(json.dumps({**finding_to_dict(f), "body": f.body, "path": f.path}, indent=2))
         return

@@ -62,8 +62,9 @@ def triage_command(
     as_json: JsonOption = False,
 ) -> None:
     from agent.triage import read_input, triage
+    from kb.redact import redact_record
 
-    result = triage(read_input(text, log, sys.stdin), max_lines=max_lines)
+    result = redact_record(triage(read_input(text, log, sys.stdin), max_lines=max_lines))
     if as_json:
         import json
 
