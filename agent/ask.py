@@ -226,8 +226,14 @@ def context_from_text(ctx: QueryContext, text: str, notices: list[str]) -> Query
     if not ctx.model and found.model:
         changes["model"] = found.model
         read.append(f"model {found.model}")
-        if ctx.arch is None and found.model_type:
-            changes["arch"] = traits_for_model_type(found.model_type)
+    if ctx.arch is None:
+        # no config.json could be read (offline, or a bare name): the model's name says its type
+        from agent.prose import model_type_of_name
+
+        model_type = model_type_of_name(ctx.model) if ctx.model else found.model_type
+        if model_type:
+            changes["arch"] = traits_for_model_type(model_type)
+            read.append(f"architecture {model_type} (from the model's name)")
     if not ctx.sm and found.sm:
         changes["gpu"], changes["sm"] = found.gpu, found.sm
         read.append(f"GPU {found.gpu or found.sm}")

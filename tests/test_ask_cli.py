@@ -246,19 +246,31 @@ def test_human_output_when_nothing_is_close(db):
         (("-",), b"\x7fELF\x02\x01\x01\x00\x00\x00", "input looks binary (stdin); pass a text log"),
         ((), None, "no input: pass TEXT, - to read stdin, or --log FILE"),
         (
-            (ASSERT, "--gpu", "voodoo 9000"),
-            None,
-            "--gpu 'voodoo 9000': unknown GPU; use a name like 'B200' or a compute capability "
-            "like 'sm120'",
-        ),
-        (
             (ASSERT, "--cmd", "python -m sglang.launch_server --model-path 'nvidia/GLM-5 --tp 8"),
             None,
             '--cmd: unbalanced quote in "\'nvidia/GLM-5 --tp 8"',
         ),
     ],
-    ids=["empty", "empty-stdin", "binary-stdin", "no-input", "unknown-gpu", "unbalanced-quote"],
+    ids=["empty", "empty-stdin", "binary-stdin", "no-input", "unbalanced-quote"],
 )
+def test_an_unknown_gpu_is_a_warning_not_the_end_of_the_answer(db):
+    result = ask(ASSERT, "--gpu", "voodoo 9000", "--db", db, "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["warnings"][0] == (
+        "--gpu 'voodoo 9000': unknown GPU; use a name like 'B200' or a compute capability "
+        "like 'sm120'; matching without the GPU"
+    )
+
+
+def _records_the_assertion(fid: str) -> bool:
+    """The bare probability-tensor assertion is recorded by several findings; any is right."""
+    from kb.parse import parse_file
+    from kb.resources import shipped_findings_dir
+
+    (f,) = parse_file(shipped_findings_dir() / f"{fid}.md").findings
+    return any("probability tensor contains" in s.text for s in f.symptoms)
+
+
 def test_bad_input(db, args, stdin, message):
     result = ask(*args, "--db", db, input=stdin)
     assert result.exit_code == 2
@@ -341,7 +353,7 @@ def test_missing_index_is_built(tmp_path):
     assert (
         result.stderr == f"deploykb: no index at {path}; building it from 1 findings folder(s)...\n"
     )
-    assert json.loads(result.stdout)["matches"][0]["id"] == GLM5
+    assert _records_the_assertion(json.loads(result.stdout)["matches"][0]["id"])
     again = ask(ASSERT, "--db", path, "--json")
     assert again.stderr == ""  # current now: no second build
 
@@ -365,7 +377,7 @@ def test_stale_index_is_rebuilt(db, key):
         f"deploykb: index at {db} was built by schema {before['schema_version']}, parser "
         f"{before['parser_version']}, model {model}; building it from 1 findings folder(s)...\n"
     )
-    assert json.loads(result.stdout)["matches"][0]["id"] == GLM5
+    assert _records_the_assertion(json.loads(result.stdout)["matches"][0]["id"])
     rebuilt = open_db(db)
     check_index(rebuilt, model)
     status = index_status(rebuilt)
