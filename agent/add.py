@@ -393,9 +393,7 @@ def draft_from_ask(data: Any, origin: str) -> Draft:
         line_text = one_line(str(line.get("text") or ""))
         if line_text and not _SHELL_PROMPT.match(line_text):
             symptoms.append(Symptom(cls=line["class"], text=line_text))
-    tried = tuple(
-        one_line(t) for t in data.get("tried") or [] if isinstance(t, str) and t.strip()
-    )
+    tried = tuple(one_line(t) for t in data.get("tried") or [] if isinstance(t, str) and t.strip())
     return Draft(
         tried=tried,
         model=text(ctx.get("model")),
@@ -430,9 +428,7 @@ def plan_from_ask(data: Any, origin: str) -> tuple[tuple[AskStep, ...], bool]:
     for i, raw in enumerate(diff.get("plan") or [], 1):
         if not isinstance(raw, Mapping) or not isinstance(raw.get("changes"), list):
             raise InputError(f"--from-ask {origin}: differential.plan[{i}] has no 'changes' list")
-        changes = tuple(
-            _change_from_json(c) for c in raw["changes"] if isinstance(c, Mapping)
-        )
+        changes = tuple(_change_from_json(c) for c in raw["changes"] if isinstance(c, Mapping))
         command = raw.get("command") if isinstance(raw.get("command"), str) else None
         steps.append(AskStep(int(raw.get("step") or i), changes, command))
     return tuple(steps), bool(diff.get("leads"))

@@ -100,7 +100,8 @@ def _component_flags() -> tuple[tuple[str, str], ...]:
     from agent.context import load_data
 
     return tuple(
-        (flag, comp["id"]) for comp in load_data("components.json")["components"]
+        (flag, comp["id"])
+        for comp in load_data("components.json")["components"]
         for flag in comp.get("flags", ())
     )
 
@@ -139,7 +140,9 @@ def working_command(finding: Finding) -> tuple[str, str] | None:
 
         try:
             failing = parse_command(finding.failing_command, fw, source=finding.id)
-            return apply_changes(failing, diff(failing, finding.fix, finding_framework=fw)).strip(), "reconstructed"
+            return apply_changes(
+                failing, diff(failing, finding.fix, finding_framework=fw)
+            ).strip(), "reconstructed"
         except CommandParseError:
             pass
     flags = " ".join(finding.fix.add)
@@ -191,7 +194,9 @@ def nearest_working(
             reasons.append(f"same framework ({f.framework.name})")
         same_version = (
             1.0
-            if same_fw and ctx.framework_version and f.framework.version
+            if same_fw
+            and ctx.framework_version
+            and f.framework.version
             and ctx.framework_version.strip().lower() == f.framework.version.strip().lower()
             else 0.0
         )
@@ -252,16 +257,13 @@ def command_diff(
         for name, value in current.env:
             if ("env", reg.canonical_env(name, dst)) not in names:
                 out.append(FlagChange("env", "remove", name, value, text=f"{name}={value}"))
-    if (
-        current.model
-        and working.model
-        and M.model_key(current.model) != M.model_key(working.model)
-    ):
+    if current.model and working.model and M.model_key(current.model) != M.model_key(working.model):
         name = _model_flag(dst)
         out.insert(
             0,
-            FlagChange("flag", "change", name, working.model, current.model,
-                       text=f"{name} {working.model}"),
+            FlagChange(
+                "flag", "change", name, working.model, current.model, text=f"{name} {working.model}"
+            ),
         )
     kept_notes = tuple(n for n in notes if not n.startswith(("already set", "already off")))
     descriptive = rules().descriptive
@@ -274,8 +276,9 @@ def command_diff(
 # --- what was tried --------------------------------------------------------------------------
 
 
-def parse_tried(items: Sequence[str], framework: str | None, *, origin: str = "--tried"
-                ) -> tuple[FlagChange, ...]:
+def parse_tried(
+    items: Sequence[str], framework: str | None, *, origin: str = "--tried"
+) -> tuple[FlagChange, ...]:
     """The user's ``--tried`` entries as changes: ``--flag [value]``, ``remove --flag``,
     ``NAME=value``, ``pkg==1.2``. A bad entry is an input error naming it."""
     from agent.flags import parse_fix_item
@@ -374,8 +377,10 @@ def evidence(
             continue
         if f.components and touched and not set(f.components) & touched:
             continue
-        if f.status in WORKING and f.fix.confirmed is not False and any(
-            _same(change, c, framework) for c in _fix_changes(f, framework)
+        if (
+            f.status in WORKING
+            and f.fix.confirmed is not False
+            and any(_same(change, c, framework) for c in _fix_changes(f, framework))
         ):
             fixed.append(f.id)
         elif any(_same(change, c, framework) for c in _case_tried(f, framework)):
@@ -384,7 +389,10 @@ def evidence(
 
 
 def _trait_reason(
-    change: FlagChange, framework: str | None, user: ArchTraits | None, working: ArchTraits,
+    change: FlagChange,
+    framework: str | None,
+    user: ArchTraits | None,
+    working: ArchTraits,
     working_name: str,
 ) -> tuple[str | None, str | None]:
     """(coupling id, sentence) when an architecture-trait difference explains the change."""
@@ -425,10 +433,10 @@ def candidates(
     out = []
     for change in behavioural:
         by = tuple(dict.fromkeys(who for t, who in tried if _same(change, t, framework)))
-        coupling, trait = _trait_reason(change, framework, user_traits, working_traits,
-                                        working_name)
-        ev = evidence(change, findings, classes=classes, components=components,
-                      framework=framework)
+        coupling, trait = _trait_reason(
+            change, framework, user_traits, working_traits, working_name
+        )
+        ev = evidence(change, findings, classes=classes, components=components, framework=framework)
         out.append((Candidate(change, by, trait, ev.fixed, ev.failed), coupling))
     return tuple(out)
 
@@ -486,8 +494,11 @@ def make_plan(
                 why.append(
                     f"{c.change.text or c.change.name}: tried without effect ({_who(c.tried_by)}), "
                     f"but {_direction(c, working_id)}, so it goes with this step"
-                    + (" rather than alone" if any(not m.tried_by for m in members) else
-                       "; the differences were tried one at a time, never together")
+                    + (
+                        " rather than alone"
+                        if any(not m.tried_by for m in members)
+                        else "; the differences were tried one at a time, never together"
+                    )
                 )
                 continue
             parts = []
@@ -502,8 +513,10 @@ def make_plan(
             if c.failed:
                 parts.append(f"tried without effect in {', '.join(c.failed)}")
             if not parts:
-                parts.append(f"{_direction(c, working_id)}; the knowledge base has no other "
-                             "evidence about it")
+                parts.append(
+                    f"{_direction(c, working_id)}; the knowledge base has no other "
+                    "evidence about it"
+                )
             else:
                 parts.append(_direction(c, working_id))
             why.append(f"{c.change.text or c.change.name}: " + "; ".join(parts))
@@ -518,8 +531,14 @@ def make_plan(
             f"confirmed if {failure} is gone and the output is correct; ruled out if it comes "
             f"back unchanged: then {later}"
         )
-        plan.append(PlanStep(n, tuple(c.change for c in members), " ".join(
-            w if w.endswith(".") else w + "." for w in why), expect))
+        plan.append(
+            PlanStep(
+                n,
+                tuple(c.change for c in members),
+                " ".join(w if w.endswith(".") else w + "." for w in why),
+                expect,
+            )
+        )
     return tuple(plan)
 
 
@@ -537,9 +556,8 @@ def lead_reason(best: Proposal, tried: Sequence[FlagChange], framework: str | No
         return f"your command already has the fix of the best match ({f.id})"
     done = [c for c in best.changes if any(_same(c, t, framework) for t in tried)]
     if done:
-        return (
-            f"you already tried the fix of the best match ({f.id}): "
-            + ", ".join(c.text or c.name for c in done)
+        return f"you already tried the fix of the best match ({f.id}): " + ", ".join(
+            c.text or c.name for c in done
         )
     return None
 
@@ -601,8 +619,7 @@ def differential(
     framework = ctx.command.framework or ctx.framework
     user_tried = parse_tried(ctx.tried, framework)
     shared = [best] + [
-        p for p in proposals[1:]
-        if dict(p.match.signals).get("lines", 0.0) >= M.LINE_SHARED
+        p for p in proposals[1:] if dict(p.match.signals).get("lines", 0.0) >= M.LINE_SHARED
     ]
     tried: list[tuple[FlagChange, str]] = [(t, "you") for t in user_tried]
     tried_text = [*ctx.tried]
@@ -625,8 +642,12 @@ def differential(
     if chosen is None:
         return None
     against, working = chosen
-    cd = command_diff(ctx.command, working, complete=against.provenance != "fix",
-                      working_framework=(against.finding.framework.name or "").lower() or None)
+    cd = command_diff(
+        ctx.command,
+        working,
+        complete=against.provenance != "fix",
+        working_framework=(against.finding.framework.name or "").lower() or None,
+    )
     notes = list(cd.notes)
     if against.provenance == "fix":
         notes.append(
@@ -646,8 +667,9 @@ def differential(
     )
     plan = _with_commands(
         ctx.command,
-        make_plan(cands, working_id=against.finding.id,
-                  symptom=_symptom(triage, best.match.finding)),
+        make_plan(
+            cands, working_id=against.finding.id, symptom=_symptom(triage, best.match.finding)
+        ),
     )
     why = lead_reason(best, user_tried, framework)
     return Differential(

@@ -287,8 +287,7 @@ def render_differential(d: Differential, console) -> None:
     )
     fw = " ".join(x for x in (f.framework.name, f.framework.version) if x)
     lines = [
-        "[bold cyan]Differential[/bold cyan]  against a deployment that works: "
-        f"{escape(f.title)}",
+        f"[bold cyan]Differential[/bold cyan]  against a deployment that works: {escape(f.title)}",
         f"[dim]{f.id} · {escape(f.model or '?')} · {escape(f.quantization or '?')} · "
         f"{escape(hw or '?')} · {escape(fw or '?')}[/dim]",
     ]
@@ -321,8 +320,9 @@ def render_differential(d: Differential, console) -> None:
         lines += ["", "[bold]Plan[/bold] [dim](each step keeps the previous ones)[/dim]"]
         for s in d.plan:
             changes = ", ".join(
-                f"{c.action} {c.text or c.name}" if c.action != "change" else
-                f"{c.name} {c.old} → {c.value}"
+                f"{c.action} {c.text or c.name}"
+                if c.action != "change"
+                else f"{c.name} {c.old} → {c.value}"
                 for c in s.changes
             )
             lines.append(f"  [bold]{s.step}.[/bold] {escape(changes)}")
@@ -331,6 +331,10 @@ def render_differential(d: Differential, console) -> None:
     for n in d.notes:
         lines.append(f"  [dim]note: {escape(n)}[/dim]")
     if d.others:
-        lines += ["", "[dim]other working deployments: "
-                  + escape(", ".join(o.finding.id for o in d.others)) + "[/dim]"]
+        lines += [
+            "",
+            "[dim]other working deployments: "
+            + escape(", ".join(o.finding.id for o in d.others))
+            + "[/dim]",
+        ]
     console.print(Panel("\n".join(lines), expand=True))

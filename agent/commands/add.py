@@ -467,9 +467,11 @@ def _from_plan(A: Any, draft: Draft, path: Path, fixed_by: str | None, no_input:
             )
         fixed_by = "match"
     if fixed_by is None:
-        typer.echo("The plan in the answer:")
+        typer.echo("The plan in the answer:", err=True)
         for s in steps:
-            typer.echo(f"  {s.step}. " + ", ".join(A.change_as_tried(c) for c in s.changes))
+            typer.echo(
+                f"  {s.step}. " + ", ".join(A.change_as_tried(c) for c in s.changes), err=True
+            )
         while True:
             fixed_by = str(
                 typer.prompt(
@@ -480,7 +482,7 @@ def _from_plan(A: Any, draft: Draft, path: Path, fixed_by: str | None, no_input:
             ).strip()
             if fixed_by in ("match", "none") or fixed_by.isdigit():
                 break
-            typer.echo("  a step number, 'match' or 'none'")
+            typer.echo("  a step number, 'match' or 'none'", err=True)
     return A.apply_fixed_by(draft, data, steps, fixed_by, str(path))
 
 
