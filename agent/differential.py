@@ -50,6 +50,7 @@ __all__ = [
 ]
 
 WORKING = ("works", "works-with-flags")
+UNLISTED = "not among the flags recorded for the working deployment"
 _VAGUE = frozenset({"crash", "warning"})
 
 
@@ -127,7 +128,7 @@ def is_unresolved(finding: Finding) -> bool:
 def working_command(finding: Finding) -> tuple[str, str] | None:
     """``(command, provenance)`` of a deployment that works: the working command as recorded
     (``quoted`` unless the finding says ``reconstructed``); else the failing command with the fix
-    applied (``reconstructed``); else the fix's flags alone (``fix``: what else ran is unknown)."""
+    applied (``reconstructed``); else the flags its record lists (``flags``: not a full command)."""
     if finding.status not in WORKING or finding.fix.confirmed is False:
         return None
     fw = (finding.framework.name or "").lower() or None
@@ -146,7 +147,7 @@ def working_command(finding: Finding) -> tuple[str, str] | None:
         except CommandParseError:
             pass
     flags = " ".join(finding.fix.add)
-    return (flags, "fix") if flags else None
+    return (flags, "flags") if flags else None
 
 
 def nearest_working(
@@ -202,7 +203,7 @@ def nearest_working(
         )
         if same_version:
             reasons.append(f"same version ({f.framework.version})")
-        complete = 0.0 if found[1] == "fix" else 1.0
+        complete = 0.0 if found[1] == "flags" else 1.0
         key = (sm, traits, quant, same_fw, same_version, complete)
         ranked.append((key, f.id, WorkingDeployment(f, found[0], found[1], tuple(reasons))))
     ranked.sort(key=lambda t: (tuple(-k for k in t[0]), t[1]))
@@ -231,10 +232,10 @@ def command_diff(
     working_framework: str | None = None,
 ) -> CommandDiff:
     """What to change in ``current`` so that it launches like ``working``: flags and variables
-    to add or change (translated to the user's framework through the registry, with a note), and,
-    when the working command is ``complete`` (not just a fix's flags), the user's flags and
-    variables the working command does not have, to remove. Descriptive flags (see
-    ``data/differential.json``) come back apart from the behavioural ones."""
+    to add or change (translated to the user's framework through the registry, with a note), and
+    the user's flags and variables the working command does not have, to remove (when ``working``
+    is not ``complete``, only the flags its record lists, each removal says so in its note).
+    Descriptive flags (see ``data/differential.json``) come back apart from the behavioural ones."""
     from agent.flags import diff, diff_with_notes, render_flag
     from agent.registry import load_registry, normalize_framework
 
@@ -248,15 +249,15 @@ def command_diff(
     )
     changes, notes = diff_with_notes(current, fix, finding_framework=src, target_framework=dst)
     out = list(changes)
-    if complete:
-        target = diff(None, fix, finding_framework=src, target_framework=dst)
-        names = {(c.kind, c.name) for c in target}
-        for f in current.flags:
-            if ("flag", f.name) not in names:
-                out.append(FlagChange("flag", "remove", f.name, f.value, text=f.written))
-        for name, value in current.env:
-            if ("env", reg.canonical_env(name, dst)) not in names:
-                out.append(FlagChange("env", "remove", name, value, text=f"{name}={value}"))
+    target = diff(None, fix, finding_framework=src, target_framework=dst)
+    names = {(c.kind, c.name) for c in target}
+    note = None if complete else UNLISTED
+    for f in current.flags:
+        if ("flag", f.name) not in names:
+            out.append(FlagChange("flag", "remove", f.name, f.value, text=f.written, note=note))
+    for name, value in current.env:
+        if ("env", reg.canonical_env(name, dst)) not in names:
+            out.append(FlagChange("env", "remove", name, value, text=f"{name}={value}", note=note))
     if current.model and working.model and M.model_key(current.model) != M.model_key(working.model):
         name = _model_flag(dst)
         out.insert(
@@ -269,6 +270,9 @@ def command_diff(
     descriptive = rules().descriptive
     names_desc = descriptive.get(dst or "", frozenset()) | {_model_flag(dst)}
     desc = tuple(c for c in out if c.kind == "flag" and c.name in names_desc)
+    # a record that lists only some flags says nothing about the model's layout or endpoint
+    out = [c for c in out if complete or c not in desc or c.action != "remove"]
+    desc = tuple(c for c in desc if c in out)
     behav = tuple(c for c in out if c not in desc)
     return CommandDiff(desc, behav, kept_notes)
 
@@ -441,6 +445,66 @@ def candidates(
     return tuple(out)
 
 
+def evidence_candidates(
+    ctx: QueryContext,
+    findings: Sequence[Finding],
+    *,
+    working: Finding,
+    exclude: Iterable[str],
+    have: Sequence[Candidate],
+    tried: Sequence[tuple[FlagChange, str]],
+    classes: frozenset[str],
+    components: frozenset[str],
+    framework: str | None,
+) -> tuple[tuple[Candidate, None], ...]:
+    """Changes that are no difference from the working command as recorded, yet touch a
+    component the working deployment's record names (``components``) and fixed the same kind
+    of failure on the same GPU generation: a record that says "the FP4 GEMM went through
+    cuDNN" without the flag still points at the FP4 GEMM backend that fixed a NaN elsewhere.
+    Left out: what the user's command already has, what a diff candidate already covers."""
+    from agent.context import load_data, sm_similarity
+    from agent.flags import diff
+
+    if not working.components or not ctx.sm or ctx.command is None:
+        return ()
+    labels = {c["id"]: c["label"] for c in load_data("components.json")["components"]}
+    wcomps = set(working.components)
+    skip = set(exclude) | {working.id}
+    covered = {(c.change.kind, c.change.name) for c in have}
+    out: dict[tuple[str, str, str | None], Candidate] = {}
+    for f in findings:
+        if f.id in skip or f.status not in WORKING or f.fix.confirmed is False:
+            continue
+        if not f.hardware.sm or sm_similarity(ctx.sm, f.hardware.sm) < 1.0:
+            continue
+        if M.class_agreement(classes, frozenset(s.cls for s in f.symptoms)) != 1.0:
+            continue
+        for change in _fix_changes(f, framework):
+            shared = change_components(change) & wcomps
+            key = (change.kind, change.name, change.value)
+            if not shared or change.action == "remove" or key in out:
+                continue
+            if (change.kind, change.name) in covered:
+                continue
+            if not diff(ctx.command, Fix(add=(change.text,)), finding_framework=framework):
+                continue  # the user's command already has it
+            ev = evidence(
+                change, findings, classes=classes, components=components, framework=framework
+            )
+            by = tuple(dict.fromkeys(who for t, who in tried if _same(change, t, framework)))
+            names = ", ".join(labels.get(c, c) for c in sorted(shared))
+            out[key] = Candidate(
+                change,
+                by,
+                None,
+                ev.fixed,
+                ev.failed,
+                origin="evidence",
+                why=f"the record of {working.id} names the {names} it ran through",
+            )
+    return tuple((c, None) for c in out.values())
+
+
 def _net(c: Candidate) -> int:
     return len(c.fixed) - len(c.failed)
 
@@ -450,7 +514,11 @@ def _who(by: Sequence[str]) -> str:
 
 
 def _direction(c: Candidate, working_id: str) -> str:
+    if c.origin != "diff":
+        return f"not a difference from {working_id}'s recorded flags"
     if c.change.action == "remove":
+        if c.change.note == UNLISTED:
+            return f"the flags recorded for {working_id} do not include it"
         return f"{working_id} runs without it"
     return f"{working_id} runs with it"
 
@@ -502,6 +570,8 @@ def make_plan(
                 )
                 continue
             parts = []
+            if c.why:
+                parts.append(c.why)
             if c.trait:
                 parts.append(c.trait)
             if c.fixed:
@@ -645,25 +715,37 @@ def differential(
     cd = command_diff(
         ctx.command,
         working,
-        complete=against.provenance != "fix",
+        complete=against.provenance != "flags",
         working_framework=(against.finding.framework.name or "").lower() or None,
     )
     notes = list(cd.notes)
-    if against.provenance == "fix":
+    if against.provenance == "flags":
         notes.append(
-            f"{against.finding.id} records only its fix, not a full command: flags it may not "
-            "have had are not listed for removal"
+            f"{against.finding.id} records its flags, not a full command: a flag of yours that "
+            "they do not list may have been set there too"
         )
+    classes = _classes(triage, best.match.finding)
     cands = candidates(
         cd.behavioural,
         tried=tried,
         findings=findings,
-        classes=_classes(triage, best.match.finding),
+        classes=classes,
         components=components,
         framework=framework,
         user_traits=ctx.arch,
         working_traits=traits_of(against.finding),
         working_name=against.finding.model or against.finding.id,
+    )
+    cands += evidence_candidates(
+        ctx,
+        findings,
+        working=against.finding,
+        exclude={best.match.finding.id},
+        have=[c for c, _ in cands],
+        tried=tried,
+        classes=classes,
+        components=components,
+        framework=framework,
     )
     plan = _with_commands(
         ctx.command,

@@ -125,6 +125,7 @@ def differential_dict(d: Differential) -> dict:
                 "trait": c.trait,
                 "fixed": list(c.fixed),
                 "failed": list(c.failed),
+                "origin": c.origin,
             }
             for c in d.candidates
         ],
@@ -265,7 +266,7 @@ def render_answer(a: Answer, console) -> None:
 _PROVENANCE = {
     "quoted": "as recorded",
     "reconstructed": "reconstructed, not quoted from the source",
-    "fix": "only the fix's flags are recorded",
+    "flags": "only the flags its record lists, not a full command",
 }
 
 
@@ -310,6 +311,8 @@ def render_differential(d: Differential, console) -> None:
             if c.tried_by
             else ""
         )
+        if c.origin != "diff":
+            tag += " [dim](not a difference: from the knowledge base, see the plan)[/dim]"
         lines.append(_change_line(c.change) + tag)
     if not d.candidates:
         lines.append("  (none: your command launches like the working one)")

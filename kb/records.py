@@ -251,7 +251,7 @@ class WorkingDeployment:
 
     finding: Finding
     command: str  # the working command as recorded (or reconstructed, see ``provenance``)
-    provenance: str  # "quoted", "reconstructed", or "fix" (only the fix's flags are known)
+    provenance: str  # "quoted", "reconstructed", or "flags" (only the flags its record lists)
     reasons: tuple[str, ...] = ()  # why it is near: same GPU generation, shared traits, ...
 
 
@@ -264,6 +264,8 @@ class Candidate:
     trait: str | None = None  # the architecture-trait difference that explains it, as a sentence
     fixed: tuple[str, ...] = ()  # ids of cases of the same kind of failure this change fixed
     failed: tuple[str, ...] = ()  # ids of cases of the same kind where it was tried without effect
+    origin: str = "diff"  # "diff" (a difference from the working command) or "evidence" (see why)
+    why: str | None = None  # for "evidence": what ties it to the working deployment
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 import agent.cli  # noqa: F401  (registers the commands)
 from agent.app import app
 from agent.ask import answer, build_context
-from agent.differential import command_diff, nearest_working, rules
+from agent.differential import UNLISTED, command_diff, nearest_working, rules
 from agent.flags import parse_command
 from agent.search import Searcher
 from kb.errors import InputError
@@ -250,11 +250,50 @@ def test_the_diff_translates_across_frameworks_and_keeps_descriptive_flags_apart
     assert ("remove", "--kv-cache-dtype") in {(c.action, c.name) for c in d.behavioural}
 
 
-def test_a_fix_only_deployment_lists_nothing_to_remove():
+def test_a_flags_only_deployment_marks_its_removals():
     user = parse_command(CMD)
     working = parse_command("--disable-cuda-graph", "sglang")
     d = command_diff(user, working, complete=False)
-    assert [(c.action, c.name) for c in d.behavioural] == [("add", "--disable-cuda-graph")]
+    assert d.descriptive == ()  # the record says nothing about the layout: no "remove --tp"
+    removals = [c for c in d.behavioural if c.action == "remove"]
+    assert {c.name for c in removals} == {"--kv-cache-dtype", "--quantization"}
+    assert all(c.note == UNLISTED for c in removals)
+
+
+def test_a_working_deployment_known_by_its_flags_and_components(tmp_path):
+    """No command and no flag for the FP4 GEMM, but its record names the FP4 GEMM component:
+    the change to that component that fixed the same kind of failure on the same GPUs joins the
+    plan, after the DSA-explained difference."""
+    from kb.embed import HashEmbedder
+    from kb.ingest import ingest
+    from kb.store import open_db
+
+    kb = tmp_path / "kb"
+    shutil.copytree(KB, kb)
+    (kb / f"{WORKING}.md").unlink()
+    shutil.copy(FIXTURES / "differential_flags_only" / "mla-moe-nvfp4-sm120-flags.md", kb)
+    db = open_db(tmp_path / "kb.db")
+    assert ingest(db, [kb], lambda: HashEmbedder(dim=64)).errors == ()
+    a = ask(
+        Searcher(db, lambda: HashEmbedder(dim=64)),
+        glm_log(),
+        arch="glm_moe_dsa",
+        gpu="sm120",
+        cmd=CMD,
+        tried=TRIED,
+    )
+    d = a.differential
+    assert d.against.finding.id == "mla-moe-nvfp4-sm120-flags"
+    assert d.against.provenance == "flags"
+    assert plan_of(a) == [
+        {("remove", "--kv-cache-dtype"), ("add", "--disable-cuda-graph")},
+        {("add", "--fp4-gemm-backend")},
+    ]
+    cudnn = next(c for c in d.candidates if c.change.name == "--fp4-gemm-backend")
+    assert cudnn.origin == "evidence" and cudnn.fixed == (CUDNN_CASE,)
+    assert "FP4 dense GEMM" in d.plan[1].why
+    assert "do not include it" in d.plan[0].why
+    db.close()
 
 
 def test_the_data_file_names_registered_flags_and_known_traits():
