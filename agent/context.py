@@ -21,7 +21,6 @@ from kb.resources import data_file
 
 __all__ = [
     "detect_gpu",
-    "load_data",
     "match_gpu",
     "normalise_model_type",
     "normalise_quantization",
@@ -46,11 +45,6 @@ def _data(name: str) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise DeployKBError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
     return data
-
-
-def load_data(name: str) -> dict[str, Any]:
-    """A shipped reference file (``data/<name>``) as parsed JSON, read once per process."""
-    return _data(name)
 
 
 def _arch() -> dict[str, Any]:

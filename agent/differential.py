@@ -76,7 +76,7 @@ class Rules:
 @lru_cache(maxsize=1)
 def rules() -> Rules:
     """``data/differential.json`` as records."""
-    from agent.context import load_data
+    from kb.dataload import load_json_data as load_data
 
     raw = load_data("differential.json")
     return Rules(
@@ -95,22 +95,11 @@ def rules() -> Rules:
     )
 
 
-@lru_cache(maxsize=1)
-def _component_flags() -> tuple[tuple[str, str], ...]:
-    """(flag or 'flag value', component id) pairs from ``data/components.json``."""
-    from agent.context import load_data
-
-    return tuple(
-        (flag, comp["id"])
-        for comp in load_data("components.json")["components"]
-        for flag in comp.get("flags", ())
-    )
-
-
 def change_components(change: FlagChange) -> frozenset[str]:
     """The components a change touches (``--kv-cache-dtype`` -> ``fp8-kv-cache``)."""
-    keys = {change.name, f"{change.name} {change.value}" if change.value else change.name}
-    return frozenset(comp for flag, comp in _component_flags() if flag in keys)
+    from agent.components import from_flags
+
+    return from_flags([(change.name, change.value)])
 
 
 # --- working deployments ---------------------------------------------------------------------
@@ -372,6 +361,8 @@ def evidence(
     """The recorded cases of the same kind of failure (symptom classes that agree; components
     that overlap when both sides name any) that ``change`` fixed, and those where it was tried
     without effect."""
+    from agent.components import of_finding
+
     touched = components | change_components(change)
     fixed: list[str] = []
     failed: list[str] = []
@@ -379,7 +370,7 @@ def evidence(
         recorded = frozenset(s.cls for s in f.symptoms)
         if M.class_agreement(classes, recorded) != 1.0:
             continue
-        if f.components and touched and not set(f.components) & touched:
+        if touched and not of_finding(f) & touched:
             continue
         if (
             f.status in WORKING
@@ -402,7 +393,7 @@ def _trait_reason(
     """(coupling id, sentence) when an architecture-trait difference explains the change."""
     if user is None:
         return None, None
-    from agent.context import load_data
+    from kb.dataload import load_json_data as load_data
 
     labels = load_data("arch_traits.json")["traits"]
     for c in rules().couplings:
@@ -462,13 +453,13 @@ def evidence_candidates(
     of failure on the same GPU generation: a record that says "the FP4 GEMM went through
     cuDNN" without the flag still points at the FP4 GEMM backend that fixed a NaN elsewhere.
     Left out: what the user's command already has, what a diff candidate already covers."""
-    from agent.context import load_data, sm_similarity
+    from agent.components import label, of_finding
+    from agent.context import sm_similarity
     from agent.flags import diff
 
-    if not working.components or not ctx.sm or ctx.command is None:
+    wcomps = of_finding(working)
+    if not wcomps or not ctx.sm or ctx.command is None:
         return ()
-    labels = {c["id"]: c["label"] for c in load_data("components.json")["components"]}
-    wcomps = set(working.components)
     skip = set(exclude) | {working.id}
     covered = {(c.change.kind, c.change.name) for c in have}
     out: dict[tuple[str, str, str | None], Candidate] = {}
@@ -492,7 +483,7 @@ def evidence_candidates(
                 change, findings, classes=classes, components=components, framework=framework
             )
             by = tuple(dict.fromkeys(who for t, who in tried if _same(change, t, framework)))
-            names = ", ".join(labels.get(c, c) for c in sorted(shared))
+            names = ", ".join(label(c) for c in sorted(shared))
             out[key] = Candidate(
                 change,
                 by,
@@ -655,6 +646,18 @@ def _short(text: str, n: int = 90) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def _shares_a_line(p: Proposal) -> bool:
+    """The match shares an informative error line with the user's log (see ``agent.search``)."""
+    from agent.rank import load_ranker
+
+    ranker = load_ranker()
+    signals = dict(p.match.signals)
+    return (
+        signals.get("lines", 0.0) >= ranker.line_shared
+        and signals.get("line_info", 0.0) >= ranker.boilerplate_below
+    )
+
+
 def _with_commands(command: LaunchConfig, plan: Sequence[PlanStep]) -> tuple[PlanStep, ...]:
     """Each step with the full command it launches (the steps before it included)."""
     from dataclasses import replace
@@ -688,15 +691,17 @@ def differential(
     best = proposals[0]
     framework = ctx.command.framework or ctx.framework
     user_tried = parse_tried(ctx.tried, framework)
-    shared = [best] + [
-        p for p in proposals[1:] if dict(p.match.signals).get("lines", 0.0) >= M.LINE_SHARED
-    ]
+    shared = [best] + [p for p in proposals[1:] if _shares_a_line(p)]
     tried: list[tuple[FlagChange, str]] = [(t, "you") for t in user_tried]
     tried_text = [*ctx.tried]
     for p in shared:
         tried += [(t, p.match.finding.id) for t in _case_tried(p.match.finding, framework)]
         tried_text += [t for t in p.match.finding.tried_without_effect if t not in tried_text]
-    components = frozenset(c for p in shared for c in p.match.finding.components)
+    from agent.components import from_text, of_finding
+
+    components = from_text("\n".join(ln.text for ln in triage.lines)).union(
+        *(of_finding(p.match.finding) for p in shared)
+    )
 
     exclude = {best.match.finding.id}
     near = nearest_working(ctx, findings, traits_of, exclude=exclude)

@@ -297,8 +297,8 @@ def test_a_working_deployment_known_by_its_flags_and_components(tmp_path):
 
 
 def test_the_data_file_names_registered_flags_and_known_traits():
-    from agent.context import load_data
     from agent.registry import load_registry
+    from kb.dataload import load_json_data as load_data
 
     reg = load_registry()
     for fw, names in rules().descriptive.items():
