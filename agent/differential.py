@@ -158,10 +158,7 @@ def nearest_working(
     user_quant = ctx.quantization or (ctx.arch.quantization if ctx.arch else None)
     ranked = []
     for f in findings:
-        if f.id in skip:
-            continue
-        found = working_command(f)
-        if found is None:
+        if f.id in skip or not _may_work(f):
             continue
         reasons: list[str] = []
         sm = sm_similarity(ctx.sm, f.hardware.sm) if ctx.sm and f.hardware.sm else 0.0
@@ -192,11 +189,27 @@ def nearest_working(
         )
         if same_version:
             reasons.append(f"same version ({f.framework.version})")
-        complete = 0.0 if found[1] == "flags" else 1.0
+        complete = 1.0 if f.working_command or f.failing_command else 0.0
         key = (sm, traits, quant, same_fw, same_version, complete)
-        ranked.append((key, f.id, WorkingDeployment(f, found[0], found[1], tuple(reasons))))
+        ranked.append((key, f.id, f, tuple(reasons)))
     ranked.sort(key=lambda t: (tuple(-k for k in t[0]), t[1]))
-    return tuple(w for _, _, w in ranked[:limit])
+    out: list[WorkingDeployment] = []
+    for _, _, f, reasons in ranked:  # commands are built for the nearest only: parsing costs
+        found = working_command(f)
+        if found is not None:
+            out.append(WorkingDeployment(f, found[0], found[1], reasons))
+            if len(out) == limit:
+                break
+    return tuple(out)
+
+
+def _may_work(f: Finding) -> bool:
+    """Cheap test: could :func:`working_command` give this finding a command?"""
+    return (
+        f.status in WORKING
+        and f.fix.confirmed is not False
+        and bool(f.working_command or f.fix.add or f.fix.remove or f.fix.env or f.fix.pins)
+    )
 
 
 # --- the diff --------------------------------------------------------------------------------
