@@ -41,7 +41,6 @@ from kb.records import (
 __all__ = [
     "command_diff",
     "differential",
-    "is_unresolved",
     "lead_reason",
     "make_plan",
     "nearest_working",
@@ -103,15 +102,6 @@ def change_components(change: FlagChange) -> frozenset[str]:
 
 
 # --- working deployments ---------------------------------------------------------------------
-
-
-def is_unresolved(finding: Finding) -> bool:
-    """No recorded fix that worked: broken or partial, an unconfirmed fix, or none at all."""
-    return (
-        finding.status not in WORKING
-        or finding.fix.confirmed is False
-        or (finding.fix.is_empty() and not finding.working_command)
-    )
 
 
 def working_command(finding: Finding) -> tuple[str, str] | None:
@@ -569,7 +559,8 @@ def make_plan(
                     + (
                         " rather than alone"
                         if any(not m.tried_by for m in members)
-                        else "; the differences were tried one at a time, never together"
+                        else "; the changes of this step are recorded as tried separately, "
+                        "not together"
                     )
                 )
                 continue
@@ -622,10 +613,14 @@ def make_plan(
 def lead_reason(best: Proposal, tried: Sequence[FlagChange], framework: str | None) -> str | None:
     """Why the differential comes before the best match, or None when the match's fix stands."""
     f = best.match.finding
-    if is_unresolved(f):
+    if f.status not in WORKING:
         return f"the best match ({f.id}) is unresolved: status {f.status}" + (
             ", its fix is not confirmed" if f.fix.confirmed is False else ""
         )
+    if f.fix.confirmed is False:
+        return f"the fix of the best match ({f.id}) is not confirmed"
+    if f.fix.is_empty():
+        return f"the best match ({f.id}) records no fix to apply"
     if not best.changes and not f.fix.is_empty():
         return f"your command already has the fix of the best match ({f.id})"
     done = [c for c in best.changes if any(_same(c, t, framework) for t in tried)]
