@@ -393,7 +393,9 @@ def draft_from_ask(data: Any, origin: str) -> Draft:
         line_text = one_line(str(line.get("text") or ""))
         if line_text and not _SHELL_PROMPT.match(line_text):
             symptoms.append(Symptom(cls=line["class"], text=line_text))
+    tried = tuple(one_line(t) for t in data.get("tried") or [] if isinstance(t, str) and t.strip())
     return Draft(
+        tried=tried,
         model=text(ctx.get("model")),
         architecture=text(ctx.get("architecture")),
         quantization=text(ctx.get("quantization")),
@@ -404,6 +406,103 @@ def draft_from_ask(data: Any, origin: str) -> Draft:
         symptoms=tuple(symptoms[:MAX_SYMPTOMS]),
         fix=fix,
         related=related,
+    )
+
+
+@dataclass(frozen=True)
+class AskStep:
+    """One step of the experiment plan in a saved ``ask --json`` answer."""
+
+    step: int
+    changes: tuple[FlagChange, ...]
+    command: str | None = None
+
+
+def plan_from_ask(data: Any, origin: str) -> tuple[tuple[AskStep, ...], bool]:
+    """The differential's plan in a saved answer (empty when it has none), and whether the
+    differential led the answer (the best match's fix was in place, tried, or unresolved)."""
+    diff = data.get("differential") if isinstance(data, Mapping) else None
+    if not isinstance(diff, Mapping):
+        return (), False
+    steps: list[AskStep] = []
+    for i, raw in enumerate(diff.get("plan") or [], 1):
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("changes"), list):
+            raise InputError(f"--from-ask {origin}: differential.plan[{i}] has no 'changes' list")
+        changes = tuple(_change_from_json(c) for c in raw["changes"] if isinstance(c, Mapping))
+        command = raw.get("command") if isinstance(raw.get("command"), str) else None
+        steps.append(AskStep(int(raw.get("step") or i), changes, command))
+    return tuple(steps), bool(diff.get("leads"))
+
+
+def _change_from_json(c: Mapping[str, Any]) -> FlagChange:
+    value = c.get("value")
+    return FlagChange(
+        kind=str(c.get("kind") or "flag"),
+        action=str(c.get("action") or "add"),
+        name=str(c.get("name") or ""),
+        value=value.strip() or None if isinstance(value, str) else None,
+        text=str(c.get("text") or "").strip(),
+    )
+
+
+def change_as_tried(change: FlagChange) -> str:
+    """A change as a ``tried_without_effect`` entry: ``--flag value``, ``remove --flag value``."""
+    text = change.text or (change.name if change.value is None else f"{change.name} {change.value}")
+    return f"remove {text}" if change.action == "remove" else text
+
+
+def draft_from_plan(
+    data: Any, steps: tuple[AskStep, ...], fixed_by: int | None, origin: str
+) -> Draft:
+    """What a plan says once the user knows which step fixed it (``None``: none did): that
+    step's changes are the fix and its command the working one; the steps tried before it,
+    or all of them, become ``tried_without_effect``, after what the answer already lists as
+    tried. The working deployment compared against is linked as related."""
+    numbers = [s.step for s in steps]
+    if fixed_by is not None and fixed_by not in numbers:
+        raise InputError(
+            f"--fixed-by {fixed_by}: the plan in {origin} has steps "
+            f"{', '.join(map(str, numbers))}; give one of them, 'match' or 'none'"
+        )
+    before = [s for s in steps if fixed_by is None or s.step < fixed_by]
+    chosen = next((s for s in steps if s.step == fixed_by), None)
+    ctx = data.get("context") if isinstance(data.get("context"), Mapping) else {}
+    diff = data.get("differential") or {}
+    prior = tuple(t for t in data.get("tried") or [] if isinstance(t, str) and t.strip())
+    tried = tuple(change_as_tried(c) for s in before for c in s.changes)
+    against = diff.get("against") if isinstance(diff.get("against"), str) else None
+    failing = ctx.get("command") if isinstance(ctx.get("command"), str) else None
+    return Draft(
+        fix=fix_from_changes(chosen.changes) if chosen else Fix(),
+        tried=tuple(dict.fromkeys((*prior, *tried))),
+        failing_command=failing,
+        working_command=chosen.command if chosen else None,
+        related=(against,) if against and ID_RE.match(against) else (),
+    )
+
+
+def apply_fixed_by(
+    draft: Draft, data: Any, steps: tuple[AskStep, ...], choice: str, origin: str
+) -> Draft:
+    """``draft`` after the user said which plan step fixed it: a step number, ``none`` (every
+    step tried without effect) or ``match`` (the best match's fix, ``draft`` unchanged)."""
+    choice = choice.strip().lower()
+    if choice == "match":
+        return draft
+    if choice == "none":
+        step = None
+    elif choice.isdigit():
+        step = int(choice)
+    else:
+        raise InputError(f"--fixed-by '{choice}': a step number, 'match' or 'none'")
+    plan = draft_from_plan(data, steps, step, origin)
+    return replace(
+        draft,
+        fix=plan.fix,
+        tried=plan.tried,
+        failing_command=draft.failing_command or plan.failing_command,
+        working_command=draft.working_command or plan.working_command,
+        related=tuple(dict.fromkeys(draft.related + plan.related)),
     )
 
 

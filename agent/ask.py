@@ -8,7 +8,7 @@ dependencies (database, searcher, httpx client) as parameters.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 
 from agent import match as M
@@ -63,6 +63,7 @@ def build_context(
     framework: str | None = None,
     cmd: str | None = None,
     server: str | None = None,
+    tried: Sequence[str] = (),
     client=None,
     detect=True,
     warnings: list[str],
@@ -129,6 +130,11 @@ def build_context(
         if found:
             gpu_name, sm = found
 
+    if tried:
+        from agent.differential import parse_tried
+
+        parse_tried(tried, command.framework if command else fw_name)  # bad entries fail here
+
     return QueryContext(
         model=model,
         arch=traits,
@@ -138,6 +144,7 @@ def build_context(
         framework=fw_name,
         framework_version=fw_version,
         command=command,
+        tried=tuple(tried),
     )
 
 
@@ -201,7 +208,10 @@ def answer(
         warnings.append(release.note)
     version = release.version if release is not None else None
     proposals = tuple(propose(m, ctx, version) for m in matches)
-    return Answer(confident, proposals, tri, ctx, tuple(warnings), why)
+    from agent.differential import differential
+
+    diff = differential(proposals, ctx, tri, tuple(searcher.findings.values()), searcher.traits_of)
+    return Answer(confident, proposals, tri, ctx, tuple(warnings), why, diff)
 
 
 def _release(ctx: QueryContext):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kb.records import Answer, FlagChange, Proposal
+from kb.records import Answer, Differential, FlagChange, Proposal, WorkingDeployment
 
 SCHEMA_VERSION = 1
 
@@ -81,8 +81,67 @@ def answer_dict(a: Answer) -> dict:
             "sm": ctx.sm,
             "framework": ctx.framework,
             "framework_version": ctx.framework_version,
+            "command": _redacted(ctx.command.raw) if ctx.command and ctx.command.raw else None,
         },
         "warnings": list(a.warnings),
+        "tried": list(ctx.tried),
+        "differential": differential_dict(a.differential) if a.differential else None,
+    }
+
+
+def deployment_dict(w: WorkingDeployment) -> dict:
+    f = w.finding
+    return {
+        "id": f.id,
+        "title": f.title,
+        "status": f.status,
+        "model": f.model,
+        "architecture": f.architecture,
+        "quantization": f.quantization,
+        "gpu": f.hardware.gpu,
+        "sm": f.hardware.sm,
+        "count": f.hardware.count,
+        "framework": f.framework.name,
+        "framework_version": f.framework.version,
+        "command": w.command,
+        "command_provenance": w.provenance,
+        "reasons": list(w.reasons),
+        "path": f.path,
+    }
+
+
+def differential_dict(d: Differential) -> dict:
+    return {
+        "against": d.against.finding.id,
+        "leads": d.leads,
+        "lead_reason": d.lead_reason,
+        "reasons": list(d.against.reasons),
+        "deployment": deployment_dict(d.against),
+        "descriptive": [change_dict(c) for c in d.descriptive],
+        "candidates": [
+            {
+                **change_dict(c.change),
+                "tried_by": list(c.tried_by),
+                "trait": c.trait,
+                "fixed": list(c.fixed),
+                "failed": list(c.failed),
+                "origin": c.origin,
+            }
+            for c in d.candidates
+        ],
+        "plan": [
+            {
+                "step": s.step,
+                "changes": [change_dict(c) for c in s.changes],
+                "why": s.why,
+                "expect": s.expect,
+                "command": _redacted(s.command) if s.command else None,
+            }
+            for s in d.plan
+        ],
+        "tried": list(d.tried),
+        "notes": list(d.notes),
+        "others": [w.finding.id for w in d.others],
     }
 
 
@@ -131,6 +190,8 @@ def render_answer(a: Answer, console) -> None:
             console.print(f"  [dim]{ln.cls or '-':<22}[/dim] {text}{ranks}")
         console.print()
 
+    if a.differential is not None and a.differential.leads:
+        render_differential(a.differential, console)
     best, rest = a.proposals[0], a.proposals[1:]
     f = best.match.finding
     if a.confident:
@@ -189,6 +250,8 @@ def render_answer(a: Answer, console) -> None:
     lines += [f"  {escape(link)}" for link in source_links(f.sources)]
     console.print(Panel("\n".join(lines), expand=True))
 
+    if a.differential is not None and not a.differential.leads:
+        render_differential(a.differential, console)
     if rest:
         console.print("[bold]Also close[/bold]")
         for p in rest:
@@ -198,3 +261,83 @@ def render_answer(a: Answer, console) -> None:
                 f"  {p.match.score:.2f}  [cyan]{escape(g.id)}[/cyan]  {escape(g.title)}"
                 + (f"\n        fix: {escape(fix)}" if fix else "")
             )
+
+
+_PROVENANCE = {
+    "quoted": "as recorded",
+    "reconstructed": "reconstructed, not quoted from the source",
+    "flags": "only the flags its record lists, not a full command",
+}
+
+
+def render_differential(d: Differential, console) -> None:
+    """The user's deployment against the nearest working one, and the experiment plan."""
+    from rich.markup import escape
+    from rich.panel import Panel
+
+    w = d.against
+    f = w.finding
+    hw = " ".join(
+        x
+        for x in (
+            f"{f.hardware.count}x" if f.hardware.count else None,
+            f.hardware.gpu,
+            f"({f.hardware.sm})" if f.hardware.sm else None,
+        )
+        if x
+    )
+    fw = " ".join(x for x in (f.framework.name, f.framework.version) if x)
+    lines = [
+        f"[bold cyan]Differential[/bold cyan]  against a deployment that works: {escape(f.title)}",
+        f"[dim]{f.id} · {escape(f.model or '?')} · {escape(f.quantization or '?')} · "
+        f"{escape(hw or '?')} · {escape(fw or '?')}[/dim]",
+    ]
+    if d.lead_reason:
+        lines.append(f"[yellow]shown first:[/yellow] {escape(d.lead_reason)}")
+    lines += ["", "[bold]Why this deployment[/bold]"]
+    lines += [f"  • {escape(r)}" for r in w.reasons]
+    lines += [
+        "",
+        f"[bold]Working command[/bold] [dim]({_PROVENANCE.get(w.provenance, w.provenance)})[/dim]",
+        f"  {escape(w.command)}",
+    ]
+    if d.descriptive:
+        lines += ["", "[bold]Describes the model or the service[/bold] [dim](not tried)[/dim]"]
+        lines += [_change_line(c) for c in d.descriptive]
+    lines += ["", "[bold]Behaviour differences[/bold]"]
+    for c in d.candidates:
+        tag = (
+            f" [yellow](tried without effect: {escape(', '.join(c.tried_by))})[/yellow]"
+            if c.tried_by
+            else ""
+        )
+        if c.origin != "diff":
+            tag += " [dim](not a difference: from the knowledge base, see the plan)[/dim]"
+        lines.append(_change_line(c.change) + tag)
+    if not d.candidates:
+        lines.append("  (none: your command launches like the working one)")
+    if d.tried:
+        lines += ["", "[bold]Already tried without effect[/bold] (yours and the matched cases')"]
+        lines += [f"  ✗ {escape(t)}" for t in d.tried]
+    if d.plan:
+        lines += ["", "[bold]Plan[/bold] [dim](each step keeps the previous ones)[/dim]"]
+        for s in d.plan:
+            changes = ", ".join(
+                f"{c.action} {c.text or c.name}"
+                if c.action != "change"
+                else f"{c.name} {c.old} → {c.value}"
+                for c in s.changes
+            )
+            lines.append(f"  [bold]{s.step}.[/bold] {escape(changes)}")
+            lines.append(f"     [dim]why:[/dim] {escape(s.why)}")
+            lines.append(f"     [dim]expect:[/dim] {escape(s.expect)}")
+    for n in d.notes:
+        lines.append(f"  [dim]note: {escape(n)}[/dim]")
+    if d.others:
+        lines += [
+            "",
+            "[dim]other working deployments: "
+            + escape(", ".join(o.finding.id for o in d.others))
+            + "[/dim]",
+        ]
+    console.print(Panel("\n".join(lines), expand=True))

@@ -196,6 +196,7 @@ class QueryContext:
     framework: str | None = None
     framework_version: str | None = None
     command: LaunchConfig | None = None
+    tried: tuple[str, ...] = ()  # what the user already tried without effect (--tried), as written
 
 
 @dataclass(frozen=True)
@@ -245,6 +246,53 @@ class Proposal:
 
 
 @dataclass(frozen=True)
+class WorkingDeployment:
+    """A recorded deployment that works, as the reference a failing one is compared against."""
+
+    finding: Finding
+    command: str  # the working command as recorded (or reconstructed, see ``provenance``)
+    provenance: str  # "quoted", "reconstructed", or "flags" (only the flags its record lists)
+    reasons: tuple[str, ...] = ()  # why it is near: same GPU generation, shared traits, ...
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One behavioural difference between the user's command and a working one."""
+
+    change: FlagChange  # what to do to the user's command to match the working one
+    tried_by: tuple[str, ...] = ()  # "you" and/or ids of matched cases that tried it without effect
+    trait: str | None = None  # the architecture-trait difference that explains it, as a sentence
+    fixed: tuple[str, ...] = ()  # ids of cases of the same kind of failure this change fixed
+    failed: tuple[str, ...] = ()  # ids of cases of the same kind where it was tried without effect
+    origin: str = "diff"  # "diff" (a difference from the working command) or "evidence" (see why)
+    why: str | None = None  # for "evidence": what ties it to the working deployment
+
+
+@dataclass(frozen=True)
+class PlanStep:
+    step: int
+    changes: tuple[FlagChange, ...]
+    why: str
+    expect: str
+    command: str | None = None  # the user's command with this step and the ones before applied
+
+
+@dataclass(frozen=True)
+class Differential:
+    """The user's deployment against the nearest working one, and what to try in which order."""
+
+    against: WorkingDeployment
+    leads: bool  # shown before the best match: its fix is in place, tried, or unresolved
+    lead_reason: str | None
+    descriptive: tuple[FlagChange, ...] = ()  # model, layout, endpoint, parsers: shown apart
+    candidates: tuple[Candidate, ...] = ()
+    plan: tuple[PlanStep, ...] = ()
+    tried: tuple[str, ...] = ()  # the user's and the matched cases' dead ends, merged
+    notes: tuple[str, ...] = ()  # what could not be compared
+    others: tuple[WorkingDeployment, ...] = ()  # the next nearest working deployments
+
+
+@dataclass(frozen=True)
 class Answer:
     confident: bool
     proposals: tuple[Proposal, ...]
@@ -252,6 +300,7 @@ class Answer:
     context: QueryContext
     warnings: tuple[str, ...] = ()
     verdict: str = ""  # one sentence: why confident, or why not
+    differential: Differential | None = None  # with a current command and a working deployment
 
 
 @dataclass(frozen=True)

@@ -227,6 +227,37 @@ def test_deepseek_v32_finds_glm5_through_architecture_traits(searcher):
     assert a.context.arch.model_type == "deepseek_v32" and "dsa" in a.context.arch.traits
 
 
+SEED_CMD = (
+    "python -m sglang.launch_server --model-path {model} --tp 8 --quantization modelopt_fp4 "
+    "--kv-cache-dtype fp8_e4m3"
+)
+SEED_TRIED = ("--fp8-gemm-backend cutlass", "--disable-cuda-graph")
+
+
+@pytest.mark.parametrize(
+    ("log", "text", "arch", "model"),
+    [
+        ("glm5_nvfp4_sglang_tp8.log", None, "glm_moe_dsa", "nvidia/GLM-5-NVFP4"),
+        (None, DSV32_LOG, "deepseek_v32", "nvidia/DeepSeek-V3.2-NVFP4"),
+    ],
+    ids=["seed-004-glm5", "dsv32-same-shape"],
+)
+def test_seed_004_differential_against_kimi(searcher, log, text, arch, model):
+    """The seed's differential: the GLM-5 case, unresolved with its dead ends; the Kimi
+    K2-Thinking deployment on the same GPUs; FP8 KV cache off (with CUDA graphs off, tried alone),
+    then the cuDNN FP4 GEMM."""
+    a = ask(searcher, text, log=log, arch=arch, gpu="sm120",
+            cmd=SEED_CMD.format(model=model), tried=SEED_TRIED)  # fmt: skip
+    assert ids(a)[0] == GLM5 and a.proposals[0].match.finding.status == "broken"
+    d = a.differential
+    assert d.leads and d.against.finding.id == KIMI
+    assert set(SEED_TRIED) <= set(d.tried)
+    steps = [{(c.action, c.name) for c in s.changes} for s in d.plan]
+    assert steps[0] == {("remove", "--kv-cache-dtype"), ("add", "--disable-cuda-graph")}
+    assert steps[1] == {("add", "--fp4-gemm-backend")}
+    assert d.plan[1].changes[0].value == "flashinfer_cudnn"
+
+
 def test_vllm_user_gets_the_sglang_case_translated(searcher):
     cmd = "vllm serve nvidia/Kimi-K2-Thinking-NVFP4 --tensor-parallel-size 8 --trust-remote-code"
     a = ask(searcher, "what works for Kimi K2 Thinking NVFP4 on RTX PRO 6000?", cmd=cmd)

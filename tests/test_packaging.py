@@ -31,7 +31,14 @@ def test_wheel_contains_findings_and_reference_data(wheel):
     shipped = {p.name for p in (ROOT / "findings").glob("*.md")}
     packaged = {n.rsplit("/", 1)[1] for n in names if n.startswith("kb/_shipped/findings/")}
     assert shipped <= packaged
-    for data in ("flags.json", "arch_traits.json", "gpus.json", "triage.json"):
+    for data in (
+        "flags.json",
+        "arch_traits.json",
+        "gpus.json",
+        "triage.json",
+        "components.json",
+        "differential.json",
+    ):
         assert f"kb/_shipped/data/{data}" in names
     assert not any(n.endswith((".db", ".db-journal")) for n in names)
 

@@ -114,6 +114,14 @@ def add_command(
         Optional[Path],
         _opt("--from-ask", help="A saved `deploykb ask --json` answer to start from."),
     ] = None,
+    fixed_by: Annotated[
+        _Text,
+        _opt(
+            "--fixed-by",
+            help="With --from-ask: the plan step that fixed it (a number), 'match' (the best "
+            "match's fix) or 'none'. Steps tried before it become tried_without_effect.",
+        ),
+    ] = None,
     finding_id: Annotated[
         _Text, _opt("--id", help="File name without .md. Default: model-sm-symptom, made unique.")
     ] = None,
@@ -144,6 +152,8 @@ def add_command(
         raise InputError("--log - reads the log from stdin, so prompts cannot: add --no-input")
     if status is not None:
         A.check_status(status)
+    if fixed_by is not None and from_ask is None:
+        raise InputError("--fixed-by names a step of a saved answer's plan: add --from-ask FILE")
     target, taken_elsewhere = _folders(directory, split_dirs(findings))
     if finding_id is not None:
         _check_explicit_id(finding_id, target, taken_elsewhere, force)
@@ -157,6 +167,8 @@ def add_command(
         working_cmd=working_cmd,
         from_ask=from_ask,
     )
+    if from_ask is not None:
+        draft = _from_plan(A, draft, from_ask, fixed_by, no_input)
     from agent.ask import split_framework
     from agent.triage import classify
 
@@ -188,7 +200,7 @@ def add_command(
             tuple(A.parse_symptom(s, classify) for s in symptom or ()) + draft.symptoms
         ),
         fix=fix,
-        tried=tuple(tried or ()),
+        tried=_unique(tuple(tried or ()) + draft.tried),
         sources=tuple(source or ()),
         related=_unique(tuple(related or ()) + draft.related),
         tags=_unique(tuple(tag or ()) + draft.tags),
@@ -457,6 +469,44 @@ def _derive(
         if found:
             draft = replace(draft, gpu=found[0], sm=found[1])
     return draft, warnings
+
+
+def _from_plan(A: Any, draft: Draft, path: Path, fixed_by: str | None, no_input: bool) -> Draft:
+    """Which step of a saved answer's plan fixed it (``--fixed-by``, else asked): that step's
+    changes become the fix, the steps before it ``tried_without_effect``. Without a plan, or
+    with ``match``, the best match's changes stay the fix."""
+    data = _read_json(path)
+    steps, leads = A.plan_from_ask(data, str(path))
+    if not steps:
+        if fixed_by not in (None, "match"):
+            raise InputError(f"--fixed-by {fixed_by}: {path} has no plan (ask with --cmd)")
+        return draft
+    if fixed_by is None and no_input:
+        if leads:
+            numbers = ", ".join(str(s.step) for s in steps)
+            raise InputError(
+                f"--from-ask {path} has a plan (steps {numbers}): say which step fixed it with "
+                "--fixed-by STEP, or --fixed-by match / none"
+            )
+        fixed_by = "match"
+    if fixed_by is None:
+        typer.echo("The plan in the answer:", err=True)
+        for s in steps:
+            typer.echo(
+                f"  {s.step}. " + ", ".join(A.change_as_tried(c) for c in s.changes), err=True
+            )
+        while True:
+            fixed_by = str(
+                typer.prompt(
+                    "Which step fixed it (a number, 'match' for the best match's fix, 'none')",
+                    default="match" if not leads else "",
+                    show_default=not leads,
+                )
+            ).strip()
+            if fixed_by in ("match", "none") or fixed_by.isdigit():
+                break
+            typer.echo("  a step number, 'match' or 'none'", err=True)
+    return A.apply_fixed_by(draft, data, steps, fixed_by, str(path))
 
 
 def _read_json(path: Path) -> Any:

@@ -19,6 +19,8 @@ Examples:
   journalctl -u sglang -o cat | deploykb ask - --model nvidia/GLM-5-NVFP4 --cmd "$(cat launch.sh)"
 
   deploykb ask "what works for Kimi K2 Thinking NVFP4 on RTX PRO 6000?" --json
+
+  deploykb ask --log server.log --cmd "$(cat launch.sh)" --tried --disable-cuda-graph
 """
 
 
@@ -61,6 +63,15 @@ def ask_command(
             help="URL of a running SGLang server: its arguments are used as the current command."
         ),
     ] = None,
+    tried: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--tried",
+            help="A change already tried without effect (repeatable): '--flag value', "
+            "'remove --flag', NAME=value or pkg==1.2. Shapes the differential's plan.",
+            show_default=False,
+        ),
+    ] = None,
     top: Annotated[int, typer.Option("--top", min=1, max=20, help="How many matches to show.")] = 3,
     db: DbOption = None,
     findings: FindingsOption = None,
@@ -83,6 +94,7 @@ def ask_command(
         framework=framework,
         cmd=cmd,
         server=server,
+        tried=tuple(tried or ()),
         warnings=warnings,
     )
     database = ready_index(db, findings, embedder)

@@ -1,0 +1,780 @@
+"""Differential diagnosis: the user's failing deployment against the nearest one that works.
+
+When the best matching case is unresolved, or its fix is already in the user's command, or the
+user says it was tried, the useful question is no longer "what fixed this error last time" but
+"what does a deployment that works on this hardware do differently". This module answers it:
+
+* :func:`nearest_working` ranks the recorded working deployments by closeness to the user's
+  context (same GPU generation first, then architecture traits, quantization, framework, version);
+* :func:`command_diff` diffs the user's command against a working command through the flag
+  registry and splits descriptive flags (model, layout, endpoint, parsers) from behavioural ones;
+* :func:`make_plan` orders the behavioural differences into experiments, ranked by the knowledge
+  base's evidence and by architecture-trait couplings, minus what was already tried.
+
+Pure functions over records. The facts (descriptive flags, trait couplings) live in
+``data/differential.json``; nothing here names a model, a flag value or a story.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from agent import match as M
+from kb.errors import CommandParseError, InputError
+from kb.records import (
+    ArchTraits,
+    Candidate,
+    Differential,
+    Finding,
+    Fix,
+    FlagChange,
+    LaunchConfig,
+    PlanStep,
+    Proposal,
+    QueryContext,
+    Triage,
+    WorkingDeployment,
+)
+
+__all__ = [
+    "command_diff",
+    "differential",
+    "lead_reason",
+    "make_plan",
+    "nearest_working",
+    "parse_tried",
+    "working_command",
+]
+
+WORKING = ("works", "works-with-flags")
+UNLISTED = "not among the flags recorded for the working deployment"
+_VAGUE = frozenset({"crash", "warning"})
+
+
+# --- the data --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Coupling:
+    id: str
+    trait: str
+    framework: str | None
+    flags: frozenset[str]
+    reason: str
+
+
+@dataclass(frozen=True)
+class Rules:
+    descriptive: dict[str, frozenset[str]]
+    couplings: tuple[Coupling, ...]
+    max_steps: int
+
+
+@lru_cache(maxsize=1)
+def rules() -> Rules:
+    """``data/differential.json`` as records."""
+    from kb.dataload import load_json_data as load_data
+
+    raw = load_data("differential.json")
+    return Rules(
+        descriptive={fw: frozenset(names) for fw, names in raw["descriptive"].items()},
+        couplings=tuple(
+            Coupling(
+                id=c["id"],
+                trait=c["trait"],
+                framework=c.get("framework"),
+                flags=frozenset(c["flags"]),
+                reason=c["reason"],
+            )
+            for c in raw["couplings"]
+        ),
+        max_steps=int(raw["ranking"]["max_steps"]),
+    )
+
+
+def change_components(change: FlagChange) -> frozenset[str]:
+    """The components a change touches (``--kv-cache-dtype`` -> ``fp8-kv-cache``)."""
+    from agent.components import from_flags
+
+    return from_flags([(change.name, change.value)])
+
+
+# --- working deployments ---------------------------------------------------------------------
+
+
+def working_command(finding: Finding) -> tuple[str, str] | None:
+    """``(command, provenance)`` of a deployment that works: the working command as recorded
+    (``quoted`` unless the finding says ``reconstructed``); else the failing command with the fix
+    applied (``reconstructed``); else the flags its record lists (``flags``: not a full command)."""
+    if finding.status not in WORKING or finding.fix.confirmed is False:
+        return None
+    fw = (finding.framework.name or "").lower() or None
+    if finding.working_command and finding.working_command.strip():
+        return finding.working_command.strip(), finding.command_provenance or "quoted"
+    if finding.fix.is_empty():
+        return None
+    if finding.failing_command and finding.failing_command.strip():
+        from agent.flags import apply_changes, diff, parse_command
+
+        try:
+            failing = parse_command(finding.failing_command, fw, source=finding.id)
+            return apply_changes(
+                failing, diff(failing, finding.fix, finding_framework=fw)
+            ).strip(), "reconstructed"
+        except CommandParseError:
+            pass
+    flags = " ".join(finding.fix.add)
+    return (flags, "flags") if flags else None
+
+
+def nearest_working(
+    ctx: QueryContext,
+    findings: Iterable[Finding],
+    traits_of: Callable[[Finding], ArchTraits],
+    *,
+    exclude: Iterable[str] = (),
+    limit: int = 3,
+) -> tuple[WorkingDeployment, ...]:
+    """The working deployments nearest to the user's: same GPU generation first, then
+    architecture-trait similarity, quantization, framework, framework version. A deployment
+    that shares neither the GPU generation nor any architecture trait is not near."""
+    from agent.context import quantization_similarity, sm_similarity, trait_similarity
+    from agent.registry import normalize_framework
+
+    skip = set(exclude)
+    user_fw = ctx.framework or (ctx.command.framework if ctx.command else None)
+    user_quant = ctx.quantization or (ctx.arch.quantization if ctx.arch else None)
+    ranked = []
+    for f in findings:
+        if f.id in skip or not _may_work(f):
+            continue
+        reasons: list[str] = []
+        sm = sm_similarity(ctx.sm, f.hardware.sm) if ctx.sm and f.hardware.sm else 0.0
+        if sm == 1.0:
+            reasons.append(f"same GPU generation ({f.hardware.sm}, {f.hardware.gpu})")
+        elif sm > 0:
+            reasons.append(f"related GPU ({f.hardware.sm} vs {ctx.sm})")
+        traits = 0.0
+        if ctx.arch is not None and (ctx.arch.model_type or ctx.arch.traits):
+            traits, why = trait_similarity(ctx.arch, traits_of(f))
+            reasons.extend(why)
+        if sm == 0.0 and traits == 0.0:
+            continue
+        quant = quantization_similarity(user_quant, f.quantization) if user_quant else 0.0
+        if quant == 1.0:
+            reasons.append(f"same quantization ({f.quantization})")
+        f_fw = normalize_framework(f.framework.name)
+        same_fw = 1.0 if user_fw and f_fw == normalize_framework(user_fw) else 0.0
+        if same_fw:
+            reasons.append(f"same framework ({f.framework.name})")
+        same_version = (
+            1.0
+            if same_fw
+            and ctx.framework_version
+            and f.framework.version
+            and ctx.framework_version.strip().lower() == f.framework.version.strip().lower()
+            else 0.0
+        )
+        if same_version:
+            reasons.append(f"same version ({f.framework.version})")
+        complete = 1.0 if f.working_command or f.failing_command else 0.0
+        key = (sm, traits, quant, same_fw, same_version, complete)
+        ranked.append((key, f.id, f, tuple(reasons)))
+    ranked.sort(key=lambda t: (tuple(-k for k in t[0]), t[1]))
+    out: list[WorkingDeployment] = []
+    for _, _, f, reasons in ranked:  # commands are built for the nearest only: parsing costs
+        found = working_command(f)
+        if found is not None:
+            out.append(WorkingDeployment(f, found[0], found[1], reasons))
+            if len(out) == limit:
+                break
+    return tuple(out)
+
+
+def _may_work(f: Finding) -> bool:
+    """Cheap test: could :func:`working_command` give this finding a command?"""
+    return (
+        f.status in WORKING
+        and f.fix.confirmed is not False
+        and bool(f.working_command or f.fix.add or f.fix.remove or f.fix.env or f.fix.pins)
+    )
+
+
+# --- the diff --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CommandDiff:
+    descriptive: tuple[FlagChange, ...]
+    behavioural: tuple[FlagChange, ...]
+    notes: tuple[str, ...]
+
+
+def _model_flag(framework: str | None) -> str:
+    return {"sglang": "--model-path", "vllm": "--model"}.get(framework or "", "model")
+
+
+def command_diff(
+    current: LaunchConfig,
+    working: LaunchConfig,
+    *,
+    complete: bool = True,
+    working_framework: str | None = None,
+) -> CommandDiff:
+    """What to change in ``current`` so that it launches like ``working``: flags and variables
+    to add or change (translated to the user's framework through the registry, with a note), and
+    the user's flags and variables the working command does not have, to remove (when ``working``
+    is not ``complete``, only the flags its record lists, each removal says so in its note).
+    Descriptive flags (see ``data/differential.json``) come back apart from the behavioural ones."""
+    from agent.flags import diff, diff_with_notes, render_flag
+    from agent.registry import load_registry, normalize_framework
+
+    reg = load_registry()
+    src = normalize_framework(working.framework or working_framework)
+    dst = normalize_framework(current.framework) or src
+    src = src or dst
+    fix = Fix(
+        add=tuple(render_flag(f, src, registry=reg) for f in working.flags),
+        env=tuple(f"{k}={v}" for k, v in working.env),
+    )
+    changes, notes = diff_with_notes(current, fix, finding_framework=src, target_framework=dst)
+    out = list(changes)
+    target = diff(None, fix, finding_framework=src, target_framework=dst)
+    names = {(c.kind, c.name) for c in target}
+    note = None if complete else UNLISTED
+    for f in current.flags:
+        if ("flag", f.name) not in names:
+            out.append(FlagChange("flag", "remove", f.name, f.value, text=f.written, note=note))
+    for name, value in current.env:
+        if ("env", reg.canonical_env(name, dst)) not in names:
+            out.append(FlagChange("env", "remove", name, value, text=f"{name}={value}", note=note))
+    if current.model and working.model and M.model_key(current.model) != M.model_key(working.model):
+        name = _model_flag(dst)
+        out.insert(
+            0,
+            FlagChange(
+                "flag", "change", name, working.model, current.model, text=f"{name} {working.model}"
+            ),
+        )
+    kept_notes = tuple(n for n in notes if not n.startswith(("already set", "already off")))
+    descriptive = rules().descriptive
+    names_desc = descriptive.get(dst or "", frozenset()) | {_model_flag(dst)}
+    desc = tuple(c for c in out if c.kind == "flag" and c.name in names_desc)
+    # a record that lists only some flags says nothing about the model's layout or endpoint
+    out = [c for c in out if complete or c not in desc or c.action != "remove"]
+    desc = tuple(c for c in desc if c in out)
+    behav = tuple(c for c in out if c not in desc)
+    return CommandDiff(desc, behav, kept_notes)
+
+
+# --- what was tried --------------------------------------------------------------------------
+
+
+def parse_tried(
+    items: Sequence[str], framework: str | None, *, origin: str = "--tried"
+) -> tuple[FlagChange, ...]:
+    """The user's ``--tried`` entries as changes: ``--flag [value]``, ``remove --flag``,
+    ``NAME=value``, ``pkg==1.2``. A bad entry is an input error naming it."""
+    from agent.flags import parse_fix_item
+
+    out: list[FlagChange] = []
+    for item in items:
+        text = " ".join(item.split())
+        removing = text.lower().startswith("remove ")
+        body = text.split(None, 1)[1] if removing else text
+        try:
+            out.extend(parse_fix_item(body, framework, action="remove" if removing else "add"))
+        except CommandParseError:
+            raise InputError(
+                f"{origin} '{item}': not a change; write '--flag value', 'remove --flag', "
+                "NAME=value or pkg==1.2"
+            ) from None
+    return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def _case_tried(finding: Finding, framework: str | None) -> tuple[FlagChange, ...]:
+    """A case's dead ends that parse as changes (prose entries cannot be compared)."""
+    from agent.flags import diff
+
+    fw = (finding.framework.name or "").lower() or None
+    out: list[FlagChange] = []
+    for item in finding.tried_without_effect:
+        text = " ".join(item.split())
+        fix = (
+            Fix(remove=(text.split(None, 1)[1],))
+            if text.lower().startswith("remove ") and " " in text
+            else Fix(add=(text,))
+        )
+        try:
+            out.extend(diff(None, fix, finding_framework=fw, target_framework=framework))
+        except CommandParseError:
+            continue
+    return tuple(out)
+
+
+def _same(a: FlagChange, b: FlagChange, framework: str | None) -> bool:
+    """Does change ``b`` (tried, or a case's fix) do what ``a`` does?"""
+    from agent.registry import load_registry
+
+    if a.kind != b.kind or a.name != b.name:
+        return False
+    if a.action == "remove" or b.action == "remove":
+        return a.action == b.action
+    if a.kind == "flag":
+        return load_registry().same_value(a.name, a.value, b.value, framework)
+    return (a.value or "") == (b.value or "")
+
+
+# --- evidence and the plan -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the rest of the knowledge base says about one change, for this kind of failure."""
+
+    fixed: tuple[str, ...]
+    failed: tuple[str, ...]
+
+
+@lru_cache(maxsize=4096)
+def _fix_changes(finding: Finding, framework: str | None) -> tuple[FlagChange, ...]:
+    from agent.flags import diff
+
+    fw = (finding.framework.name or "").lower() or None
+    out: list[FlagChange] = []
+    for fix in (finding.fix, *finding.alternatives):
+        try:
+            out.extend(diff(None, fix, finding_framework=fw, target_framework=framework))
+        except CommandParseError:
+            continue
+    return tuple(out)
+
+
+def evidence(
+    change: FlagChange,
+    findings: Iterable[Finding],
+    *,
+    classes: frozenset[str],
+    components: frozenset[str],
+    framework: str | None,
+) -> Evidence:
+    """The recorded cases of the same kind of failure (symptom classes that agree; components
+    that overlap when both sides name any) that ``change`` fixed, and those where it was tried
+    without effect."""
+    from agent.components import of_finding
+
+    touched = components | change_components(change)
+    fixed: list[str] = []
+    failed: list[str] = []
+    for f in findings:
+        recorded = frozenset(s.cls for s in f.symptoms)
+        if M.class_agreement(classes, recorded) != 1.0:
+            continue
+        if touched and not of_finding(f) & touched:
+            continue
+        if (
+            f.status in WORKING
+            and f.fix.confirmed is not False
+            and any(_same(change, c, framework) for c in _fix_changes(f, framework))
+        ):
+            fixed.append(f.id)
+        elif any(_same(change, c, framework) for c in _case_tried(f, framework)):
+            failed.append(f.id)
+    return Evidence(tuple(fixed), tuple(failed))
+
+
+def _trait_reason(
+    change: FlagChange,
+    framework: str | None,
+    user: ArchTraits | None,
+    working: ArchTraits,
+    working_name: str,
+) -> tuple[str | None, str | None]:
+    """(coupling id, sentence) when an architecture-trait difference explains the change."""
+    if user is None:
+        return None, None
+    from kb.dataload import load_json_data as load_data
+
+    labels = load_data("arch_traits.json")["traits"]
+    for c in rules().couplings:
+        if c.framework and framework and c.framework != framework:
+            continue
+        if change.name not in c.flags:
+            continue
+        mine, theirs = c.trait in user.traits, c.trait in working.traits
+        if mine == theirs:
+            continue
+        label = labels.get(c.trait, {}).get("label", c.trait)
+        who = "your model has" if mine else f"{working_name} has"
+        other = working_name if mine else "your model"
+        return c.id, f"{who} {label} and {other} has not: {c.reason}"
+    return None, None
+
+
+def candidates(
+    behavioural: Sequence[FlagChange],
+    *,
+    tried: Sequence[tuple[FlagChange, str]],
+    findings: Sequence[Finding],
+    classes: frozenset[str],
+    components: frozenset[str],
+    framework: str | None,
+    user_traits: ArchTraits | None,
+    working_traits: ArchTraits,
+    working_name: str,
+) -> tuple[tuple[Candidate, str | None], ...]:
+    """Each behavioural difference with who tried it, the trait that explains it (and its
+    coupling id), and the knowledge base's evidence."""
+    out = []
+    for change in behavioural:
+        by = tuple(dict.fromkeys(who for t, who in tried if _same(change, t, framework)))
+        coupling, trait = _trait_reason(
+            change, framework, user_traits, working_traits, working_name
+        )
+        ev = evidence(change, findings, classes=classes, components=components, framework=framework)
+        out.append((Candidate(change, by, trait, ev.fixed, ev.failed), coupling))
+    return tuple(out)
+
+
+def evidence_candidates(
+    ctx: QueryContext,
+    findings: Sequence[Finding],
+    *,
+    working: Finding,
+    exclude: Iterable[str],
+    have: Sequence[Candidate],
+    tried: Sequence[tuple[FlagChange, str]],
+    classes: frozenset[str],
+    components: frozenset[str],
+    framework: str | None,
+) -> tuple[tuple[Candidate, None], ...]:
+    """Changes that are no difference from the working command as recorded, yet touch a
+    component the working deployment's record names (``components``) and fixed the same kind
+    of failure on the same GPU generation: a record that says "the FP4 GEMM went through
+    cuDNN" without the flag still points at the FP4 GEMM backend that fixed a NaN elsewhere.
+    Left out: what the user's command already has, what a diff candidate already covers."""
+    from agent.components import label, of_finding
+    from agent.context import sm_similarity
+    from agent.flags import diff
+
+    wcomps = of_finding(working)
+    if not wcomps or not ctx.sm or ctx.command is None:
+        return ()
+    skip = set(exclude) | {working.id}
+    covered = {(c.change.kind, c.change.name) for c in have}
+    out: dict[tuple[str, str, str | None], Candidate] = {}
+    for f in findings:
+        if f.id in skip or f.status not in WORKING or f.fix.confirmed is False:
+            continue
+        if not f.hardware.sm or sm_similarity(ctx.sm, f.hardware.sm) < 1.0:
+            continue
+        if M.class_agreement(classes, frozenset(s.cls for s in f.symptoms)) != 1.0:
+            continue
+        for change in _fix_changes(f, framework):
+            shared = change_components(change) & wcomps
+            key = (change.kind, change.name, change.value)
+            if not shared or change.action == "remove" or key in out:
+                continue
+            if (change.kind, change.name) in covered:
+                continue
+            if not diff(ctx.command, Fix(add=(change.text,)), finding_framework=framework):
+                continue  # the user's command already has it
+            ev = evidence(
+                change, findings, classes=classes, components=components, framework=framework
+            )
+            by = tuple(dict.fromkeys(who for t, who in tried if _same(change, t, framework)))
+            names = ", ".join(label(c) for c in sorted(shared))
+            out[key] = Candidate(
+                change,
+                by,
+                None,
+                ev.fixed,
+                ev.failed,
+                origin="evidence",
+                why=f"the record of {working.id} names the {names} it ran through",
+            )
+    return tuple((c, None) for c in out.values())
+
+
+def _net(c: Candidate) -> int:
+    return len(c.fixed) - len(c.failed)
+
+
+def _who(by: Sequence[str]) -> str:
+    return ", ".join("you" if b == "you" else b for b in by)
+
+
+def _direction(c: Candidate, working_id: str) -> str:
+    if c.origin != "diff":
+        return f"not a difference from {working_id}'s recorded flags"
+    if c.change.action == "remove":
+        if c.change.note == UNLISTED:
+            return f"the flags recorded for {working_id} do not include it"
+        return f"{working_id} runs without it"
+    return f"{working_id} runs with it"
+
+
+def make_plan(
+    cands: Sequence[tuple[Candidate, str | None]],
+    *,
+    working_id: str,
+    symptom: str | None,
+    max_steps: int | None = None,
+) -> tuple[PlanStep, ...]:
+    """Candidates into experiments, one change or one coupled group per step (see the ranking
+    in ``data/differential.json``). Steps are cumulative: each keeps the previous ones, so the
+    last step launches like the working deployment."""
+    limit = max_steps or rules().max_steps
+    tried = [c for c, _ in cands if c.tried_by]
+    groups: dict[str, list[tuple[int, Candidate]]] = {}
+    for i, (c, coupling) in enumerate(cands):
+        if c.tried_by:
+            continue
+        key = f"coupling:{coupling}" if coupling else f"change:{i}"
+        groups.setdefault(key, []).append((i, c))
+
+    def rank(members: list[tuple[int, Candidate]]) -> tuple:
+        explained = any(c.trait for _, c in members)
+        return (not explained, -sum(_net(c) for _, c in members), members[0][0])
+
+    ordered = sorted(groups.values(), key=rank)
+    steps: list[list[Candidate]] = [[c for _, c in g] for g in ordered]
+    if steps and tried:
+        steps[0] = steps[0] + tried
+    elif tried:
+        steps = [tried]
+    steps = steps[:limit]
+
+    plan: list[PlanStep] = []
+    for n, members in enumerate(steps, 1):
+        why: list[str] = []
+        for c in members:
+            if c.tried_by:
+                why.append(
+                    f"{c.change.text or c.change.name}: tried without effect ({_who(c.tried_by)}), "
+                    f"but {_direction(c, working_id)}, so it goes with this step"
+                    + (
+                        " rather than alone"
+                        if any(not m.tried_by for m in members)
+                        else "; the changes of this step are recorded as tried separately, "
+                        "not together"
+                    )
+                )
+                continue
+            parts = []
+            if c.why:
+                parts.append(c.why)
+            if c.trait:
+                parts.append(c.trait)
+            if c.fixed:
+                k = len(c.fixed)
+                parts.append(
+                    f"fixed {k} recorded case{'s' if k != 1 else ''} of the same kind of failure "
+                    f"({', '.join(c.fixed)})"
+                )
+            if c.failed:
+                parts.append(f"tried without effect in {', '.join(c.failed)}")
+            if not parts:
+                parts.append(
+                    f"{_direction(c, working_id)}; the knowledge base has no other "
+                    "evidence about it"
+                )
+            else:
+                parts.append(_direction(c, working_id))
+            why.append(f"{c.change.text or c.change.name}: " + "; ".join(parts))
+        failure = f"the failure ({symptom})" if symptom else "the failure"
+        later = (
+            f"go on to step {n + 1}, keeping this step's changes"
+            if n < len(steps)
+            else "the cause lies outside the launch flags compared here (model code, checkpoint,"
+            " versions)"
+        )
+        expect = (
+            f"confirmed if {failure} is gone and the output is correct; ruled out if it comes "
+            f"back unchanged: then {later}"
+        )
+        plan.append(
+            PlanStep(
+                n,
+                tuple(c.change for c in members),
+                " ".join(w if w.endswith(".") else w + "." for w in why),
+                expect,
+            )
+        )
+    return tuple(plan)
+
+
+# --- when it leads ---------------------------------------------------------------------------
+
+
+def lead_reason(best: Proposal, tried: Sequence[FlagChange], framework: str | None) -> str | None:
+    """Why the differential comes before the best match, or None when the match's fix stands."""
+    f = best.match.finding
+    if f.status not in WORKING:
+        return f"the best match ({f.id}) is unresolved: status {f.status}" + (
+            ", its fix is not confirmed" if f.fix.confirmed is False else ""
+        )
+    if f.fix.confirmed is False:
+        return f"the fix of the best match ({f.id}) is not confirmed"
+    if f.fix.is_empty():
+        return f"the best match ({f.id}) records no fix to apply"
+    if not best.changes and not f.fix.is_empty():
+        return f"your command already has the fix of the best match ({f.id})"
+    done = [c for c in best.changes if any(_same(c, t, framework) for t in tried)]
+    if done:
+        return f"you already tried the fix of the best match ({f.id}): " + ", ".join(
+            c.text or c.name for c in done
+        )
+    return None
+
+
+# --- putting it together ---------------------------------------------------------------------
+
+
+def _classes(triage: Triage, best: Finding) -> frozenset[str]:
+    mine = frozenset(ln.cls for ln in triage.lines if ln.cls) - _VAGUE
+    return mine or frozenset(s.cls for s in best.symptoms) - _VAGUE
+
+
+def _symptom(triage: Triage, best: Finding) -> str | None:
+    for ln in triage.lines:
+        if ln.cls and ln.cls not in _VAGUE:
+            return _short(ln.text)
+    for s in best.symptoms:
+        if s.cls not in _VAGUE:
+            return _short(s.text)
+    return None
+
+
+def _short(text: str, n: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _shares_a_line(p: Proposal) -> bool:
+    """The match shares an informative error line with the user's log (see ``agent.search``)."""
+    from agent.rank import load_ranker
+
+    ranker = load_ranker()
+    signals = dict(p.match.signals)
+    return (
+        signals.get("lines", 0.0) >= ranker.line_shared
+        and signals.get("line_info", 0.0) >= ranker.boilerplate_below
+    )
+
+
+def _with_commands(command: LaunchConfig, plan: Sequence[PlanStep]) -> tuple[PlanStep, ...]:
+    """Each step with the full command it launches (the steps before it included)."""
+    from dataclasses import replace
+
+    from agent.flags import apply_changes
+
+    out: list[PlanStep] = []
+    done: list[FlagChange] = []
+    for step in plan:
+        done += step.changes
+        try:
+            out.append(replace(step, command=apply_changes(command, done)))
+        except CommandParseError:
+            out.append(step)
+    return tuple(out)
+
+
+def differential(
+    proposals: Sequence[Proposal],
+    ctx: QueryContext,
+    triage: Triage,
+    findings: Sequence[Finding],
+    traits_of: Callable[[Finding], ArchTraits],
+) -> Differential | None:
+    """The differential section of an answer: None without a current command, without a match,
+    or without a working deployment near enough to compare."""
+    from agent.flags import parse_command
+
+    if ctx.command is None or not proposals:
+        return None
+    best = proposals[0]
+    framework = ctx.command.framework or ctx.framework
+    user_tried = parse_tried(ctx.tried, framework)
+    shared = [best] + [p for p in proposals[1:] if _shares_a_line(p)]
+    tried: list[tuple[FlagChange, str]] = [(t, "you") for t in user_tried]
+    tried_text = [*ctx.tried]
+    for p in shared:
+        tried += [(t, p.match.finding.id) for t in _case_tried(p.match.finding, framework)]
+        tried_text += [t for t in p.match.finding.tried_without_effect if t not in tried_text]
+    from agent.components import from_text, of_finding
+
+    components = from_text("\n".join(ln.text for ln in triage.lines)).union(
+        *(of_finding(p.match.finding) for p in shared)
+    )
+
+    exclude = {best.match.finding.id}
+    near = nearest_working(ctx, findings, traits_of, exclude=exclude)
+    chosen = None
+    for w in near:
+        wfw = (w.finding.framework.name or "").lower() or None
+        try:
+            parsed = parse_command(w.command, wfw, source=f"{w.finding.id}: working command")
+        except CommandParseError:
+            continue
+        chosen = (w, parsed)
+        break
+    if chosen is None:
+        return None
+    against, working = chosen
+    cd = command_diff(
+        ctx.command,
+        working,
+        complete=against.provenance != "flags",
+        working_framework=(against.finding.framework.name or "").lower() or None,
+    )
+    notes = list(cd.notes)
+    if against.provenance == "flags":
+        notes.append(
+            f"{against.finding.id} records its flags, not a full command: a flag of yours that "
+            "they do not list may have been set there too"
+        )
+    classes = _classes(triage, best.match.finding)
+    cands = candidates(
+        cd.behavioural,
+        tried=tried,
+        findings=findings,
+        classes=classes,
+        components=components,
+        framework=framework,
+        user_traits=ctx.arch,
+        working_traits=traits_of(against.finding),
+        working_name=against.finding.model or against.finding.id,
+    )
+    cands += evidence_candidates(
+        ctx,
+        findings,
+        working=against.finding,
+        exclude={best.match.finding.id},
+        have=[c for c, _ in cands],
+        tried=tried,
+        classes=classes,
+        components=components,
+        framework=framework,
+    )
+    plan = _with_commands(
+        ctx.command,
+        make_plan(
+            cands, working_id=against.finding.id, symptom=_symptom(triage, best.match.finding)
+        ),
+    )
+    why = lead_reason(best, user_tried, framework)
+    return Differential(
+        against=against,
+        leads=why is not None,
+        lead_reason=why,
+        descriptive=cd.descriptive,
+        candidates=tuple(c for c, _ in cands),
+        plan=plan,
+        tried=tuple(dict.fromkeys(tried_text)),
+        notes=tuple(notes),
+        others=tuple(w for w in near if w is not against),
+    )

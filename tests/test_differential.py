@@ -1,0 +1,517 @@
+"""The differential: a failing deployment against the nearest working one, and the plan.
+
+Every case here comes from the findings written for these tests (``tests/fixtures/differential``),
+indexed with the hash embedder, so what the answer says is shown to come from the data: remove a
+fixture's evidence or trait and the plan changes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import agent.cli  # noqa: F401  (registers the commands)
+from agent.app import app
+from agent.ask import answer, build_context
+from agent.differential import UNLISTED, command_diff, nearest_working, rules
+from agent.flags import parse_command
+from agent.search import Searcher
+from kb.errors import InputError
+from kb.records import Answer
+
+FIXTURES = Path(__file__).parent / "fixtures"
+KB = FIXTURES / "differential"
+GLM5_LOG = FIXTURES / "logs" / "glm5_nvfp4_sglang_tp8.log"
+
+UNRESOLVED = "sparse-moe-nvfp4-sm120-nan-unresolved"
+WORKING = "mla-moe-nvfp4-sm120-works"
+HOPPER = "mla-moe-fp8-h100-works"
+CUDNN_CASE = "hybrid-moe-nvfp4-sm120-nan-fp4-cudnn"
+HANG_CASE = "dense-h100-hang-cuda-graph"
+
+CMD = (
+    "python -m sglang.launch_server --model-path example/Sparse-MoE-NVFP4 --tp 8 "
+    "--quantization modelopt_fp4 --kv-cache-dtype fp8_e4m3"
+)
+TRIED = ("--fp8-gemm-backend cutlass", "--disable-cuda-graph")
+ASSERT = (
+    "/pytorch/aten/src/ATen/native/cuda/TensorCompare.cu:109: _assert_async_cuda_kernel: "
+    "block: [0,0,0], thread: [0,0,0] Assertion `probability tensor contains either `inf`, `nan` "
+    "or element < 0` failed."
+)
+DSV32_LOG = f"""\
+[2026-03-02 10:11:12 TP0] Load weight end. type=DeepseekV32ForCausalLM, dtype=torch.bfloat16
+[2026-03-02 10:20:01 TP3] Decode batch. #running-req: 1, #token: 512, gen throughput (token/s): 3.11
+{ASSERT}
+[2026-03-02 10:20:02 TP3] Scheduler hit an exception: Traceback (most recent call last):
+RuntimeError: CUDA error: device-side assert triggered
+"""
+
+
+@pytest.fixture(scope="module")
+def searcher(tmp_path_factory):
+    from kb.embed import HashEmbedder
+    from kb.ingest import ingest
+    from kb.store import open_db
+
+    db = open_db(tmp_path_factory.mktemp("differential") / "kb.db")
+    report = ingest(db, [KB], lambda: HashEmbedder(dim=64))
+    assert report.errors == () and report.added == 5
+    yield Searcher(db, lambda: HashEmbedder(dim=64))
+    db.close()
+
+
+def ask(searcher, lines, **ctx) -> Answer:
+    warnings: list[str] = []
+    context = build_context(detect=False, warnings=warnings, **ctx)
+    return answer(lines, context, searcher, top=3, warnings=warnings)
+
+
+def glm_log() -> list[str]:
+    return GLM5_LOG.read_text(encoding="utf-8").splitlines()
+
+
+def plan_of(a: Answer) -> list[set[tuple[str, str]]]:
+    return [{(c.action, c.name) for c in s.changes} for s in a.differential.plan]
+
+
+# --- the done-when story ------------------------------------------------------------------------
+
+
+def test_dsa_failure_against_the_working_deployment_on_the_same_gpus(searcher):
+    a = ask(searcher, glm_log(), arch="glm_moe_dsa", gpu="sm120", cmd=CMD, tried=TRIED)
+    best = a.proposals[0].match.finding
+    assert best.id == UNRESOLVED and best.status == "broken"
+
+    d = a.differential
+    assert d is not None and d.leads
+    assert "unresolved" in d.lead_reason and UNRESOLVED in d.lead_reason
+    assert d.against.finding.id == WORKING
+    assert d.against.provenance == "reconstructed"
+    assert d.against.reasons[0].startswith("same GPU generation (sm120")
+    # the user's dead ends and the case's, merged
+    assert set(d.tried) >= {*TRIED, "--attention-backend flashinfer", "--attention-backend triton"}
+
+    # model, parsers and trust-remote-code are shown apart and never tried
+    assert {c.name for c in d.descriptive} == {
+        "--model-path",
+        "--trust-remote-code",
+        "--tool-call-parser",
+    }
+    assert {c.change.name for c in d.candidates} == {
+        "--kv-cache-dtype",
+        "--disable-cuda-graph",
+        "--fp4-gemm-backend",
+    }
+
+    # step 1: the untried difference the DSA trait explains, with CUDA graphs off as in the
+    # working deployment (tried alone, and the step says so); step 2: the cuDNN FP4 GEMM
+    assert plan_of(a) == [
+        {("remove", "--kv-cache-dtype"), ("add", "--disable-cuda-graph")},
+        {("add", "--fp4-gemm-backend")},
+    ]
+    first, second = d.plan
+    assert "DSA sparse attention" in first.why
+    assert "--disable-cuda-graph: tried without effect (you)" in first.why
+    assert "rather than alone" in first.why
+    assert "go on to step 2" in first.expect and "probability tensor" in first.expect
+    assert CUDNN_CASE in second.why
+    assert second.command.endswith(
+        "--quantization modelopt_fp4 --disable-cuda-graph --fp4-gemm-backend flashinfer_cudnn"
+    )
+    assert "--kv-cache-dtype" not in first.command
+
+
+def test_deepseek_v32_gets_the_same_answer_through_the_dsa_trait(searcher):
+    cmd = CMD.replace("example/Sparse-MoE-NVFP4", "example/DeepSeek-V3.2-NVFP4")
+    a = ask(
+        searcher, DSV32_LOG.splitlines(), arch="deepseek_v32", gpu="sm120", cmd=cmd, tried=TRIED
+    )
+    assert a.proposals[0].match.finding.id == UNRESOLVED
+    assert a.differential.leads and a.differential.against.finding.id == WORKING
+    assert plan_of(a)[:2] == [
+        {("remove", "--kv-cache-dtype"), ("add", "--disable-cuda-graph")},
+        {("add", "--fp4-gemm-backend")},
+    ]
+
+
+def test_without_the_trait_difference_the_evidence_orders_the_plan(searcher):
+    """deepseek_v3 has MLA but no DSA: nothing explains the KV-cache dtype any more, and the
+    change that fixed a NaN elsewhere comes first."""
+    a = ask(searcher, glm_log(), arch="deepseek_v3", gpu="sm120", cmd=CMD)
+    d = a.differential
+    assert d.against.finding.id == WORKING
+    assert not any(c.trait for c in d.candidates)
+    assert plan_of(a)[0] == {("add", "--fp4-gemm-backend")}
+    kv = next(c for c in d.candidates if c.change.name == "--kv-cache-dtype")
+    assert kv.fixed == () and kv.tried_by == ()
+
+
+def test_evidence_counts_only_the_same_kind_of_failure(searcher):
+    """A hang fixed by turning CUDA graphs off is no evidence for a NaN."""
+    a = ask(searcher, glm_log(), arch="glm_moe_dsa", gpu="sm120", cmd=CMD)
+    graphs = next(c for c in a.differential.candidates if c.change.name == "--disable-cuda-graph")
+    assert HANG_CASE not in graphs.fixed
+    cudnn = next(c for c in a.differential.candidates if c.change.name == "--fp4-gemm-backend")
+    assert cudnn.fixed == (CUDNN_CASE,)
+    # untried now: CUDA graphs off is a step of its own
+    assert {("add", "--disable-cuda-graph")} in plan_of(a)
+
+
+# --- when it leads ------------------------------------------------------------------------------
+
+NAN = '{"finish_reason":"stop","matched_stop": "NaN happened"}'
+HYBRID_CMD = (
+    "python -m sglang.launch_server --model-path example/Hybrid-MoE-NVFP4 --tp 4 "
+    "--quantization modelopt_fp4"
+)
+
+
+def test_a_resolved_match_keeps_the_lead_and_the_differential_follows(searcher):
+    a = ask(searcher, [NAN], arch="qwen3_5_moe", gpu="sm120", cmd=HYBRID_CMD)
+    assert a.proposals[0].match.finding.id == CUDNN_CASE
+    assert a.differential is not None and not a.differential.leads
+    assert a.differential.against.finding.id != CUDNN_CASE
+
+
+def test_it_leads_when_the_fix_is_already_in_the_command(searcher):
+    cmd = HYBRID_CMD + " --fp4-gemm-backend flashinfer_cudnn"
+    d = ask(searcher, [NAN], arch="qwen3_5_moe", gpu="sm120", cmd=cmd).differential
+    assert d.leads and d.lead_reason.startswith("your command already has the fix")
+
+
+def test_it_leads_when_the_user_tried_the_fix(searcher):
+    d = ask(
+        searcher,
+        [NAN],
+        arch="qwen3_5_moe",
+        gpu="sm120",
+        cmd=HYBRID_CMD,
+        tried=("--fp4-gemm-backend=flashinfer_cudnn",),
+    ).differential
+    assert d.leads and d.lead_reason.startswith("you already tried the fix")
+
+
+def test_without_a_command_there_is_no_differential(searcher):
+    a = ask(searcher, glm_log(), arch="glm_moe_dsa", gpu="sm120")
+    assert a.differential is None
+
+
+def test_a_bad_tried_entry_is_an_input_error():
+    with pytest.raises(InputError, match=r"--tried 'not a flag': not a change"):
+        build_context(cmd=CMD, tried=("not a flag",), detect=False, warnings=[])
+
+
+# --- the parts ----------------------------------------------------------------------------------
+
+
+def _findings():
+    from kb.parse import parse_file
+
+    return [
+        f for p in sorted(KB.glob("*.md")) if p.name != "README.md" for f in parse_file(p).findings
+    ]
+
+
+def test_same_gpu_generation_comes_before_the_same_architecture():
+    from agent.ask import build_context
+    from agent.context import traits_for_model_type
+
+    def nearest(gpu):
+        ctx = build_context(arch="kimi_k2", gpu=gpu, cmd=CMD, detect=False, warnings=[])
+        found = nearest_working(ctx, _findings(), lambda f: traits_for_model_type(f.architecture))
+        return [w.finding.id for w in found]
+
+    assert nearest("sm120")[0] == WORKING and HOPPER in nearest("sm120")
+    assert nearest("H100")[0] == HOPPER
+
+
+def test_the_diff_translates_across_frameworks_and_keeps_descriptive_flags_apart():
+    user = parse_command(
+        "vllm serve example/Sparse-MoE-NVFP4 --tensor-parallel-size 8 --kv-cache-dtype fp8 "
+        "--port 8001"
+    )
+    working = parse_command(
+        "python -m sglang.launch_server --model-path example/MLA-MoE-NVFP4 --tp 8 "
+        "--trust-remote-code --disable-cuda-graph"
+    )
+    d = command_diff(user, working)
+    assert {(c.action, c.name) for c in d.descriptive} == {
+        ("change", "--model"),
+        ("add", "--trust-remote-code"),
+        ("remove", "--port"),
+    }
+    eager = next(c for c in d.behavioural if c.name == "--enforce-eager")
+    assert eager.note.startswith("translated from sglang --disable-cuda-graph")
+    assert ("remove", "--kv-cache-dtype") in {(c.action, c.name) for c in d.behavioural}
+
+
+def test_a_flags_only_deployment_marks_its_removals():
+    user = parse_command(CMD)
+    working = parse_command("--disable-cuda-graph", "sglang")
+    d = command_diff(user, working, complete=False)
+    assert d.descriptive == ()  # the record says nothing about the layout: no "remove --tp"
+    removals = [c for c in d.behavioural if c.action == "remove"]
+    assert {c.name for c in removals} == {"--kv-cache-dtype", "--quantization"}
+    assert all(c.note == UNLISTED for c in removals)
+
+
+def test_a_working_deployment_known_by_its_flags_and_components(tmp_path):
+    """No command and no flag for the FP4 GEMM, but its record names the FP4 GEMM component:
+    the change to that component that fixed the same kind of failure on the same GPUs joins the
+    plan, after the DSA-explained difference."""
+    from kb.embed import HashEmbedder
+    from kb.ingest import ingest
+    from kb.store import open_db
+
+    kb = tmp_path / "kb"
+    shutil.copytree(KB, kb)
+    (kb / f"{WORKING}.md").unlink()
+    shutil.copy(FIXTURES / "differential_flags_only" / "mla-moe-nvfp4-sm120-flags.md", kb)
+    db = open_db(tmp_path / "kb.db")
+    assert ingest(db, [kb], lambda: HashEmbedder(dim=64)).errors == ()
+    a = ask(
+        Searcher(db, lambda: HashEmbedder(dim=64)),
+        glm_log(),
+        arch="glm_moe_dsa",
+        gpu="sm120",
+        cmd=CMD,
+        tried=TRIED,
+    )
+    d = a.differential
+    assert d.against.finding.id == "mla-moe-nvfp4-sm120-flags"
+    assert d.against.provenance == "flags"
+    assert plan_of(a) == [
+        {("remove", "--kv-cache-dtype"), ("add", "--disable-cuda-graph")},
+        {("add", "--fp4-gemm-backend")},
+    ]
+    cudnn = next(c for c in d.candidates if c.change.name == "--fp4-gemm-backend")
+    assert cudnn.origin == "evidence" and cudnn.fixed == (CUDNN_CASE,)
+    assert "FP4 dense GEMM" in d.plan[1].why
+    assert "do not include it" in d.plan[0].why
+    db.close()
+
+
+def test_the_data_file_names_registered_flags_and_known_traits():
+    from agent.registry import load_registry
+    from kb.dataload import load_json_data as load_data
+
+    reg = load_registry()
+    for fw, names in rules().descriptive.items():
+        for name in names:
+            assert reg.is_registered_spelling(name, fw), (fw, name)
+    traits = load_data("arch_traits.json")["traits"]
+    for c in rules().couplings:
+        assert c.trait in traits
+        for name in c.flags:
+            assert reg.is_registered_spelling(name, c.framework), name
+
+
+# --- the CLI: --tried, --json, the rich view, add --from-ask --fixed-by ------------------------
+
+
+@pytest.fixture
+def cli_env(tmp_path, monkeypatch):
+    """Only the test findings are indexed (as if they were the shipped ones), hash embedder."""
+    shipped = tmp_path / "shipped"
+    shutil.copytree(KB, shipped)
+    monkeypatch.setattr("kb.paths.shipped_findings_dir", lambda: shipped)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEPLOYKB_DB", str(tmp_path / "state" / "kb.db"))
+    monkeypatch.setenv("DEPLOYKB_EMBEDDER", "hash")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.delenv("DEPLOYKB_FINDINGS", raising=False)
+    monkeypatch.setattr("agent.context.detect_gpu", lambda *a, **k: None)
+    return tmp_path
+
+
+def run(*args):
+    return CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+
+def ask_args(*extra):
+    return (
+        "ask",
+        "--log",
+        GLM5_LOG,
+        "--arch",
+        "glm_moe_dsa",
+        "--gpu",
+        "sm120",
+        "--cmd",
+        CMD,
+        "--tried",
+        "--fp8-gemm-backend cutlass",
+        "--tried",
+        "--disable-cuda-graph",
+        *extra,
+    )
+
+
+def test_json_differential_schema(cli_env):
+    result = run(*ask_args("--json"))
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["tried"] == list(TRIED)
+    assert out["context"]["command"] == CMD
+    d = out["differential"]
+    assert d["against"] == WORKING and d["leads"] is True
+    assert d["deployment"]["command_provenance"] == "reconstructed"
+    assert d["deployment"]["sm"] == "sm120" and d["deployment"]["count"] == 8
+    assert [c["name"] for c in d["descriptive"]] == [
+        "--model-path",
+        "--trust-remote-code",
+        "--tool-call-parser",
+    ]
+    graphs = next(c for c in d["candidates"] if c["name"] == "--disable-cuda-graph")
+    assert graphs["tried_by"] == ["you"] and graphs["action"] == "add"
+    assert [s["step"] for s in d["plan"]] == [1, 2]
+    assert set(d["plan"][0]) == {"step", "changes", "why", "expect", "command"}
+    assert [c["text"] for c in d["plan"][1]["changes"]] == ["--fp4-gemm-backend flashinfer_cudnn"]
+
+
+def test_rich_view_shows_the_leading_differential_first(cli_env):
+    result = run(*ask_args())
+    assert result.exit_code == 0, result.stderr
+    text = result.stdout
+    assert text.index("Differential") < text.index(UNRESOLVED)
+    assert "reconstructed, not quoted" in text
+    assert "Describes the model or the service" in text
+
+
+def test_bad_tried_entry_is_one_line(cli_env):
+    result = run("ask", "oops", "--cmd", CMD, "--tried", "not a flag")
+    assert result.exit_code != 0
+    assert "--tried 'not a flag': not a change" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def _saved_answer(cli_env) -> Path:
+    result = run(*ask_args("--json"))
+    path = cli_env / "answer.json"
+    path.write_text(result.stdout, encoding="utf-8")
+    return path
+
+
+def _added(cli_env, *extra) -> dict:
+    result = run(
+        "add",
+        "--no-input",
+        "--dir",
+        cli_env / "team",
+        "--json",
+        "--from-ask",
+        _saved_answer(cli_env),
+        "--title",
+        "Sparse-MoE NaN",
+        *extra,
+    )
+    assert result.exit_code == 0, result.stderr
+    from kb.parse import parse_file
+
+    (finding,) = parse_file(Path(json.loads(result.stdout)["path"])).findings
+    return finding
+
+
+def test_add_from_ask_fixed_by_a_step(cli_env):
+    f = _added(cli_env, "--fixed-by", "2")
+    assert f.fix.add == ("--fp4-gemm-backend flashinfer_cudnn",)
+    # what the user tried, then step 1 (its CUDA-graph change was among them already)
+    assert f.tried_without_effect == (*TRIED, "remove --kv-cache-dtype fp8_e4m3")
+    assert f.working_command.endswith("--disable-cuda-graph --fp4-gemm-backend flashinfer_cudnn")
+    assert f.failing_command == CMD
+    assert WORKING in f.related and f.status == "works-with-flags"
+
+
+def test_add_from_ask_fixed_by_the_first_step_keeps_the_coupled_change(cli_env):
+    f = _added(cli_env, "--fixed-by", "1")
+    assert f.fix.remove == ("--kv-cache-dtype fp8_e4m3",)
+    assert f.fix.add == ("--disable-cuda-graph",)
+
+
+def test_add_from_ask_fixed_by_none(cli_env):
+    f = _added(cli_env, "--fixed-by", "none")
+    assert f.fix.is_empty() and f.status == "broken"
+    assert "--fp4-gemm-backend flashinfer_cudnn" in f.tried_without_effect
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ((), "has a plan (steps 1, 2): say which step fixed it with --fixed-by STEP"),
+        (("--fixed-by", "9"), "--fixed-by 9: the plan in"),
+        (("--fixed-by", "first"), "--fixed-by 'first': a step number, 'match' or 'none'"),
+    ],
+)
+def test_add_from_ask_needs_a_valid_step(cli_env, extra, message):
+    result = run(
+        "add",
+        "--no-input",
+        "--dir",
+        cli_env / "team",
+        "--from-ask",
+        _saved_answer(cli_env),
+        "--title",
+        "x",
+        *extra,
+    )
+    assert result.exit_code != 0
+    assert message in result.stderr
+
+
+def test_fixed_by_needs_a_saved_answer(cli_env):
+    result = run("add", "--no-input", "--dir", cli_env / "team", "--fixed-by", "1")
+    assert result.exit_code != 0
+    assert "--fixed-by names a step of a saved answer's plan: add --from-ask FILE" in result.stderr
+
+
+def test_add_asks_which_step_fixed_it(cli_env, monkeypatch):
+    answers = iter(["2"])
+    prompts: list[str] = []
+
+    def prompt(text, default=None, **kw):
+        prompts.append(text)
+        if text.startswith("Which step fixed it"):
+            return next(answers)
+        return default if default is not None else ""
+
+    monkeypatch.setattr("typer.prompt", prompt)
+    monkeypatch.setattr("typer.confirm", lambda *a, **k: True)
+    result = run(
+        "add",
+        "--dir",
+        cli_env / "team",
+        "--from-ask",
+        _saved_answer(cli_env),
+        "--title",
+        "t",
+        "--status",
+        "works-with-flags",
+        "--model",
+        "example/X",
+        "--gpu",
+        "sm120",
+        "--framework",
+        "sglang",
+        "--framework-version",
+        "main",
+        "--root-cause",
+        "r",
+        "--notes",
+        "n",
+        "--source",
+        "s",
+    )
+    assert result.exit_code == 0, result.stderr
+    assert any(p.startswith("Which step fixed it") for p in prompts)
+    from kb.parse import parse_file
+
+    (path,) = (cli_env / "team").glob("*.md")
+    (f,) = parse_file(path).findings
+    assert f.fix.add == ("--fp4-gemm-backend flashinfer_cudnn",)
