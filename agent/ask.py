@@ -195,11 +195,15 @@ def answer(
         warnings.append(
             f"no error lines found in {head.count} lines of log; matching on its text as a question"
         )
-    ctx = context_from_text(ctx, text, warnings)
+    notices: list[str] = []
+    ctx = context_from_text(ctx, text, notices)
     query = _with_context_words(text if not tri.lines else "", ctx)
     matches, evidence = searcher.search(query or text, tri, ctx, top=top, use=use)
     if not matches:
-        return Answer(False, (), tri, ctx, tuple(warnings), "the knowledge base is empty")
+        return Answer(
+            False, (), tri, ctx, tuple(warnings), "the knowledge base is empty",
+            notices=tuple(notices),
+        )
     from agent.rank import load_ranker
 
     confident, why = M.is_confident(evidence, load_ranker())
@@ -211,7 +215,7 @@ def answer(
     from agent.differential import differential
 
     diff = differential(proposals, ctx, tri, tuple(searcher.findings.values()), searcher.traits_of)
-    return Answer(confident, proposals, tri, ctx, tuple(warnings), why, diff)
+    return Answer(confident, proposals, tri, ctx, tuple(warnings), why, diff, tuple(notices))
 
 
 def _release(ctx: QueryContext):

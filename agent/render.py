@@ -84,6 +84,7 @@ def answer_dict(a: Answer) -> dict:
             "command": _redacted(ctx.command.raw) if ctx.command and ctx.command.raw else None,
         },
         "warnings": list(a.warnings),
+        "notices": list(a.notices),
         "tried": list(ctx.tried),
         "differential": differential_dict(a.differential) if a.differential else None,
     }
@@ -178,6 +179,8 @@ def render_answer(a: Answer, console) -> None:
 
     for w in a.warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(w)}")
+    for n in a.notices:
+        console.print(f"[dim]note: {escape(n)}[/dim]")
     if not a.proposals:
         console.print("No findings in the index. Run `deploykb ingest`.")
         return

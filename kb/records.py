@@ -301,6 +301,7 @@ class Answer:
     warnings: tuple[str, ...] = ()
     verdict: str = ""  # one sentence: why confident, or why not
     differential: Differential | None = None  # with a current command and a working deployment
+    notices: tuple[str, ...] = ()  # what was read from the text rather than given as options
 
 
 @dataclass(frozen=True)

@@ -321,7 +321,9 @@ def test_hub_that_cannot_be_reached_only_degrades_the_answer(db, monkeypatch):
     ]
     assert doc["matches"][0]["id"] == GLM5
     assert doc["context"]["model"] == "nvidia/GLM-5-NVFP4"
-    assert doc["context"]["architecture"] is None
+    # without config.json the model's name still says its type
+    assert doc["context"]["architecture"] == "glm_moe_dsa"
+    assert "architecture glm_moe_dsa (from the model's name)" in doc["notices"][0]
     human = ask("--log", GLM5_LOG, "--model", "nvidia/GLM-5-NVFP4", "--db", db)
     assert human.exit_code == 0 and human.stderr == ""
     assert f"warning: cannot reach {endpoint}" in human.stdout
