@@ -238,21 +238,6 @@ def test_human_output_when_nothing_is_close(db):
 # --- bad input -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("args", "stdin", "message"),
-    [
-        (("",), None, "empty input: paste an error, a log, or a question"),
-        (("-",), "\n \n", "empty input: paste an error, a log, or a question"),
-        (("-",), b"\x7fELF\x02\x01\x01\x00\x00\x00", "input looks binary (stdin); pass a text log"),
-        ((), None, "no input: pass TEXT, - to read stdin, or --log FILE"),
-        (
-            (ASSERT, "--cmd", "python -m sglang.launch_server --model-path 'nvidia/GLM-5 --tp 8"),
-            None,
-            '--cmd: unbalanced quote in "\'nvidia/GLM-5 --tp 8"',
-        ),
-    ],
-    ids=["empty", "empty-stdin", "binary-stdin", "no-input", "unbalanced-quote"],
-)
 def test_an_unknown_gpu_is_a_warning_not_the_end_of_the_answer(db):
     result = ask(ASSERT, "--gpu", "voodoo 9000", "--db", db, "--json")
     assert result.exit_code == 0
@@ -271,6 +256,21 @@ def _records_the_assertion(fid: str) -> bool:
     return any("probability tensor contains" in s.text for s in f.symptoms)
 
 
+@pytest.mark.parametrize(
+    ("args", "stdin", "message"),
+    [
+        (("",), None, "empty input: paste an error, a log, or a question"),
+        (("-",), "\n \n", "empty input: paste an error, a log, or a question"),
+        (("-",), b"\x7fELF\x02\x01\x01\x00\x00\x00", "input looks binary (stdin); pass a text log"),
+        ((), None, "no input: pass TEXT, - to read stdin, or --log FILE"),
+        (
+            (ASSERT, "--cmd", "python -m sglang.launch_server --model-path 'nvidia/GLM-5 --tp 8"),
+            None,
+            '--cmd: unbalanced quote in "\'nvidia/GLM-5 --tp 8"',
+        ),
+    ],
+    ids=["empty", "empty-stdin", "binary-stdin", "no-input", "unbalanced-quote"],
+)
 def test_bad_input(db, args, stdin, message):
     result = ask(*args, "--db", db, input=stdin)
     assert result.exit_code == 2
