@@ -87,7 +87,7 @@ def build_index(database, dirs: list[Path], embedder: str = "auto") -> IngestRep
         return ingest(
             database,
             dirs,
-            lambda: load_embedder(embedder),
+            lambda: load_embedder(embedder, threads=os.cpu_count() or 1),
             progress=bar.update,
             embedder_name=expected_embedder_name(embedder),
             on_wait=_say_waiting,

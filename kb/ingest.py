@@ -32,6 +32,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from kb.embed import Embedder
 
 Progress = Callable[[int, int, str], None]
+# texts per embedder call: the embedder sorts them by length into batches (so a symptom line is
+# not padded to a document's length), and memory stays bounded however many findings changed
+EMBED_WINDOW = 512
 
 
 @dataclass(frozen=True)
@@ -231,7 +234,7 @@ def ingest(
     *,
     progress: Progress | None = None,
     embedder_name: str | None = None,
-    batch_size: int = 32,
+    batch_size: int = EMBED_WINDOW,
     on_wait: Callable[[str], None] | None = None,
 ) -> IngestReport:
     """Bring the index in line with the findings under ``dirs`` (folders, or single files).
@@ -448,7 +451,8 @@ def _embed(
     progress: Progress | None,
     batch_size: int,
 ) -> int:
-    """Embed the texts of the ``need`` findings in batches of about ``batch_size`` texts."""
+    """Embed the texts of the ``need`` findings, about ``batch_size`` texts per embedder call
+    (whole findings; a text that occurs twice in a call is embedded once)."""
     by_id = {finding.id: finding for _, finding in accepted}
     jobs: list[tuple[str, list[str], list[str]]] = []
     for fid in need:
@@ -463,13 +467,15 @@ def _embed(
     done = 0
     if progress is not None and jobs:
         progress(0, total, jobs[0][0])
+    window = max(1, batch_size)
     batch: list[tuple[str, list[str], list[str]]] = []
 
     def flush() -> None:
         nonlocal done
         flat = [t for _, _, texts in batch for t in texts]
+        unique = list(dict.fromkeys(flat))
         try:
-            vectors = embedder.embed(flat)
+            vectors = embedder.embed(unique)
         except DeployKBError:
             raise
         except Exception as exc:  # noqa: BLE001 - a model failure becomes one actionable line
@@ -478,24 +484,26 @@ def _embed(
                 "the index was left as it was"
             ) from exc
         shape = getattr(vectors, "shape", None)
-        if shape is None or tuple(shape) != (len(flat), embedder.dim):
+        if shape is None or tuple(shape) != (len(unique), embedder.dim):
             raise EmbeddingError(
-                f"embedder {embedder.name} returned shape {shape} for {len(flat)} texts "
-                f"(expected ({len(flat)}, {embedder.dim})); the index was left as it was"
+                f"embedder {embedder.name} returned shape {shape} for {len(unique)} texts "
+                f"(expected ({len(unique)}, {embedder.dim})); the index was left as it was"
             )
-        row = 0
+        where = {text: i for i, text in enumerate(unique)}
         for fid, parts, texts in batch:
-            store.write_vectors(db, fid, parts, vectors[row : row + len(texts)], embedder.name)
-            row += len(texts)
+            store.write_vectors(db, fid, parts, vectors[[where[t] for t in texts]], embedder.name)
         done += len(flat)
         if progress is not None:
             progress(done, total, batch[-1][0])
         batch.clear()
 
+    size = 0
     for job in jobs:
         batch.append(job)
-        if sum(len(texts) for _, _, texts in batch) >= batch_size:
+        size += len(job[2])
+        if size >= window:
             flush()
+            size = 0
     if batch:
         flush()
     return total
