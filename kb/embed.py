@@ -2,14 +2,17 @@
 
 Two runtimes for the same weights:
 
-* ``SentenceTransformerEmbedder`` — the reference (sentence-transformers + torch). Importing it costs
-  about five seconds per process on a small machine, so it is used for batch work (``ingest``) only.
-* ``NumpyEmbedder`` — the same BERT forward pass written in NumPy over the model's safetensors and its
-  ``tokenizer.json`` (Rust ``tokenizers``). It loads in a fraction of a second and gives the same
-  vectors (cosine >= 0.999, tested), so ``ask`` pays no torch import.
+* ``OnnxEmbedder`` (``auto``, ``onnx``) — the sentence-transformers recipe (BERT, mean pooling, L2
+  normalisation) exported once to ONNX from the bundled weights (``export_onnx``: at set-up, or on
+  first use) and run by onnxruntime. It loads in a fraction of a second with no torch import, and
+  its vectors agree with sentence-transformers (cosine >= 0.999, tested). One thread for a query,
+  every core for ingest.
+* ``SentenceTransformerEmbedder`` — the reference (sentence-transformers + torch). Importing it
+  costs about five seconds per process, so nothing uses it unless asked to.
 
 Both return float32 rows, L2-normalised, and report the same ``name`` so the index does not care which
-one wrote a vector. ``HashEmbedder`` is a deterministic stand-in for unit tests.
+one wrote a vector. ``HashEmbedder`` is a deterministic stand-in for unit tests. The runtimes were
+chosen by figures: docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-EMBEDDER_KINDS = ("auto", "onnx", "numpy", "sentence-transformers", "hash")
+EMBEDDER_KINDS = ("auto", "onnx", "sentence-transformers", "hash")
 
 
 class Embedder(Protocol):
@@ -70,139 +73,6 @@ def _max_seq_length(path: Path) -> int:
     if cfg.is_file():
         return int(json.loads(cfg.read_text()).get("max_seq_length", 256))
     return 256
-
-
-class NumpyEmbedder:
-    """BERT encoder + mean pooling + L2 normalisation in NumPy (the sentence-transformers recipe)."""
-
-    def __init__(self, model_path: Path | None = None, batch_size: int = 32) -> None:
-        import numpy as np
-        from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
-
-        path = model_path or bundled_model_path()
-        try:
-            config = json.loads((path / "config.json").read_text())
-            weights = load_file(str(path / "model.safetensors"))
-            tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise EmbeddingError(f"{path}: cannot load the embedding model ({exc})") from exc
-        if config.get("model_type") != "bert":
-            raise EmbeddingError(
-                f"{path}: the NumPy runtime supports BERT encoders only (model_type "
-                f"{config.get('model_type')!r}); use --embedder sentence-transformers"
-            )
-        # sentence-transformers truncates at max_seq_length (256 here), while the shipped
-        # tokenizer.json says 128: follow sentence-transformers so both runtimes see the same tokens.
-        tokenizer.enable_truncation(max_length=_max_seq_length(path))
-        tokenizer.no_padding()
-        self._np = np
-        self._tok = tokenizer
-        # Linear weights are stored (out, in); keep a contiguous (in, out) copy for x @ W.
-        self._w = {
-            k: np.ascontiguousarray(
-                v.T
-                if k.endswith("dense.weight")
-                or k.endswith(("query.weight", "key.weight", "value.weight"))
-                else v,
-                dtype=np.float32,
-            )
-            for k, v in weights.items()
-        }
-        self._layers = int(config["num_hidden_layers"])
-        self._heads = int(config["num_attention_heads"])
-        self._eps = float(config.get("layer_norm_eps", 1e-12))
-        self.dim = int(config["hidden_size"])
-        self.name = _model_name(path)
-        self.batch_size = batch_size
-
-    # -- the forward pass -------------------------------------------------------------------
-
-    def _layer_norm(self, x, prefix: str):
-        np = self._np
-        mean = x.mean(-1, keepdims=True)
-        var = ((x - mean) ** 2).mean(-1, keepdims=True)
-        return (x - mean) / np.sqrt(var + self._eps) * self._w[prefix + ".weight"] + self._w[
-            prefix + ".bias"
-        ]
-
-    def _dense(self, x, prefix: str):
-        w = self._w[prefix + ".weight"]
-        out = x.reshape(-1, x.shape[-1]) @ w
-        out += self._w[prefix + ".bias"]
-        return out.reshape(*x.shape[:-1], w.shape[1])
-
-    def _gelu(self, x):
-        # GELU, tanh form: within 1e-3 of the erf form, and the pooled vectors agree with
-        # sentence-transformers to cosine > 0.9999 (tests/test_embed.py); in place to spare memory
-        np = self._np
-        inner = x * x
-        inner *= np.float32(0.044715)
-        inner += np.float32(1.0)
-        inner *= x
-        inner *= np.float32(0.7978845608028654)
-        np.tanh(inner, out=inner)
-        inner += np.float32(1.0)
-        inner *= x
-        inner *= np.float32(0.5)
-        return inner
-
-    def _encode_batch(self, ids, mask):
-        np = self._np
-        w = self._w
-        batch, seq = ids.shape
-        x = (
-            w["embeddings.word_embeddings.weight"][ids]
-            + w["embeddings.position_embeddings.weight"][np.arange(seq)][None, :, :]
-            + w["embeddings.token_type_embeddings.weight"][0][None, None, :]
-        )
-        x = self._layer_norm(x, "embeddings.LayerNorm")
-        heads, head_dim = self._heads, self.dim // self._heads
-        bias = ((1.0 - mask[:, None, None, :]) * -1e9).astype(np.float32)
-        scale = np.float32(1.0 / np.sqrt(head_dim))
-        for i in range(self._layers):
-            p = f"encoder.layer.{i}."
-
-            def split(t):
-                return t.reshape(batch, seq, heads, head_dim).transpose(0, 2, 1, 3)
-
-            q = split(self._dense(x, p + "attention.self.query"))
-            k = split(self._dense(x, p + "attention.self.key"))
-            v = split(self._dense(x, p + "attention.self.value"))
-            scores = (q @ k.transpose(0, 1, 3, 2)) * scale + bias
-            scores = scores - scores.max(-1, keepdims=True)
-            probs = np.exp(scores)
-            probs /= probs.sum(-1, keepdims=True)
-            ctx = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, seq, self.dim)
-            x = self._layer_norm(
-                self._dense(ctx, p + "attention.output.dense") + x, p + "attention.output.LayerNorm"
-            )
-            h = self._gelu(self._dense(x, p + "intermediate.dense"))
-            x = self._layer_norm(self._dense(h, p + "output.dense") + x, p + "output.LayerNorm")
-        summed = (x * mask[:, :, None]).sum(1)
-        pooled = summed / np.maximum(mask.sum(1, keepdims=True), 1e-9)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return pooled / np.maximum(norms, 1e-12)
-
-    def embed(self, texts: Sequence[str]):
-        np = self._np
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        if not texts:
-            return out
-        encodings = self._tok.encode_batch([t or "" for t in texts])
-        # batch texts of similar length together so padding stays small
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
-            seq = max(len(encodings[i].ids) for i in chunk)
-            ids = np.zeros((len(chunk), seq), dtype=np.int64)
-            mask = np.zeros((len(chunk), seq), dtype=np.float32)
-            for row, i in enumerate(chunk):
-                n = len(encodings[i].ids)
-                ids[row, :n] = encodings[i].ids
-                mask[row, :n] = 1.0
-            out[chunk] = self._encode_batch(ids, mask)
-        return out
 
 
 def onnx_cache_dir() -> Path:
@@ -449,8 +319,6 @@ def load_embedder(kind: str = "auto", *, threads: int = 1) -> Embedder:
         return HashEmbedder()
     if kind == "sentence-transformers":
         return SentenceTransformerEmbedder(threads=threads)
-    if kind == "numpy":
-        return NumpyEmbedder()
     return _cached_onnx(threads)
 
 
