@@ -173,12 +173,15 @@ class OnnxEmbedder:
     """The bundled model through onnxruntime: the sentence-transformers recipe exported to one
     graph (``export_onnx``), fed by the Rust ``tokenizers`` with sentence-transformers' token limit.
 
-    ``threads``: onnxruntime's intra-op threads. One for a query (a few dozen tokens, where thread
-    hand-off costs more than it saves); every core for ingest.
+    Texts are sorted by token count and run in small batches (``batch_size`` 4), so a short symptom
+    line is never padded to a document's length. ``threads`` batches run at once, each on one
+    onnxruntime thread (the session is shared; onnxruntime releases the GIL): 1 for a query,
+    every core for ingest. Small batches side by side use the cores better than one batch split
+    across threads (docs/benchmarks.md).
     """
 
     def __init__(
-        self, model_path: Path | None = None, batch_size: int = 16, threads: int = 1
+        self, model_path: Path | None = None, batch_size: int = 4, threads: int = 1
     ) -> None:
         from tokenizers import Tokenizer
 
@@ -194,7 +197,7 @@ class OnnxEmbedder:
                 "or use --embedder sentence-transformers"
             ) from exc
         options = ort.SessionOptions()
-        options.intra_op_num_threads = max(1, threads)
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
         try:
@@ -214,7 +217,7 @@ class OnnxEmbedder:
         self.dim = int(self._session.get_outputs()[0].shape[-1])
         self.name = _model_name(path)
         self.batch_size = batch_size
-        self.threads = threads
+        self.threads = max(1, threads)
 
     def embed(self, texts: Sequence[str]):
         import numpy as np
@@ -224,10 +227,10 @@ class OnnxEmbedder:
             return out
         encodings = self._tok.encode_batch([t or "" for t in texts])
         lengths = [len(e.ids) for e in encodings]
-        # batches of similar length, so a short symptom line is never padded to a long document
         order = sorted(range(len(texts)), key=lengths.__getitem__)
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
+        chunks = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+
+        def run(chunk: list[int]) -> None:
             seq = max(lengths[i] for i in chunk)
             ids = np.zeros((len(chunk), seq), dtype=np.int64)
             mask = np.zeros((len(chunk), seq), dtype=np.int64)
@@ -236,6 +239,15 @@ class OnnxEmbedder:
                 mask[row, : lengths[i]] = 1
             (vectors,) = self._session.run(None, {"input_ids": ids, "attention_mask": mask})
             out[chunk] = vectors
+
+        if self.threads == 1 or len(chunks) == 1:
+            for chunk in chunks:
+                run(chunk)
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(self.threads) as pool:
+                list(pool.map(run, chunks))
         return out
 
 

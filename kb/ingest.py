@@ -67,16 +67,39 @@ class _File:
 
 def files_fingerprint(dirs: list[Path]) -> str:
     """A cheap digest of which finding files exist under ``dirs`` and when they last changed
-    (path, mtime, size): equal fingerprints mean an ingest would find nothing to do."""
-    import hashlib
+    (path, mtime, size): equal fingerprints mean an ingest would find nothing to do.
 
+    The same files as ``finding_files``, walked with ``os.scandir`` (one ``stat`` a file, no path
+    resolution): a few milliseconds a thousand files."""
     h = hashlib.sha256()
-    for path in finding_files(dirs):
+
+    def walk(folder: str) -> None:
         try:
-            st = path.stat()
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
-            continue
-        h.update(f"{path.resolve()}\t{st.st_mtime_ns}\t{st.st_size}\n".encode())
+            return
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            try:
+                if entry.is_dir():
+                    walk(entry.path)
+                elif entry.name.endswith(".md") and entry.name != "README.md" and entry.is_file():
+                    st = entry.stat()
+                    h.update(f"{entry.path}\t{st.st_mtime_ns}\t{st.st_size}\n".encode())
+            except OSError:
+                continue
+
+    for root in dirs:
+        root = Path(root)
+        if root.is_file():
+            st = root.stat()
+            h.update(f"{root}\t{st.st_mtime_ns}\t{st.st_size}\n".encode())
+        elif root.is_dir():
+            h.update(f"{root.resolve()}\n".encode())
+            walk(str(root.resolve()))
+        else:
+            raise DeployKBError(f"{root}: no such findings folder")
     return h.hexdigest()
 
 
