@@ -170,6 +170,8 @@ def pseudo_index(size: int, folder: Path, embedder: str) -> Path:
     from kb.store import index_status, open_db
 
     path = ROOT / "data" / "bench" / f"index-{size}.db"
+    while path.with_suffix(".building").exists():  # another process is building it
+        time.sleep(5)
     db = open_db(path)
     if index_status(db)["count"] if "findings" in db.table_names() else 0:
         db.close()
