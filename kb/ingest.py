@@ -271,6 +271,10 @@ def ingest(
     they came from. ``on_wait(message)`` is called once if another process holds the write lock.
     """
     scopes = [Path(d).resolve() for d in dirs]
+    # nothing to do is found without the write lock and without parsing anything
+    unchanged_report = _nothing_to_do(db, dirs, scopes, embedder_name)
+    if unchanged_report is not None:
+        return unchanged_report
     # One write transaction from the listing of the folders to the last vector: a migration, a
     # concurrent ingest or a kill at any moment leaves the old index or the new one, never a mix,
     # and no ingest acts on a listing older than the last one committed (it would drop rows of
@@ -454,6 +458,52 @@ def _parse_one(f: _File) -> Any:
             f"the parser failed on this file ({type(exc).__name__}: {exc}); "
             "please report it with the file",
         )
+
+
+def _nothing_to_do(
+    db: sqlite_utils.Database,
+    dirs: Sequence[Path],
+    scopes: Sequence[Path],
+    embedder_name: str | None,
+) -> IngestReport | None:
+    """The report of an ingest with nothing to do, found from ids, paths and hashes alone (no
+    finding is loaded or parsed); ``None`` when something may have changed. Nothing to do: every
+    file hashes as indexed, no indexed file under ``dirs`` is gone, and every vector is ``name``'s."""
+    from kb.parse import PARSER_VERSION
+
+    tables = set(db.table_names())
+    if not {"findings", "embeddings", "meta"} <= tables:
+        return None
+    if store.get_meta(db, "schema_version") != store.SCHEMA_VERSION:
+        return None  # a migration is due: the locked path does it
+    name = embedder_name or store.get_meta(db, "model")
+    if name is None or store.get_meta(db, "model") != name:
+        return None
+    if store.get_meta(db, "parser_version") != PARSER_VERSION:
+        return None
+    walked = finding_files(dirs)
+    by_path: dict[str, list[str]] = {}
+    hashes: dict[str, str] = {}
+    for fid, path, chash in db.execute("SELECT id, path, content_hash FROM findings"):
+        by_path.setdefault(path, []).append(fid)
+        hashes[fid] = chash
+    keys: set[str] = set()
+    for path in walked:
+        key = str(path.resolve())
+        keys.add(key)
+        ids = by_path.get(key)
+        try:
+            digest = content_hash(path.read_bytes(), name, PARSER_VERSION)
+        except OSError:
+            return None
+        if not ids or any(hashes[fid] != digest for fid in ids):
+            return None
+    if any(path not in keys and _under(path, scopes) for path in by_path):
+        return None  # a file was removed
+    if db.execute("SELECT 1 FROM embeddings WHERE model != ? LIMIT 1", [name]).fetchone():
+        return None
+    unchanged = sum(len(by_path[k]) for k in keys)
+    return IngestReport(unchanged=unchanged)
 
 
 @contextmanager

@@ -119,6 +119,7 @@ CREATE TABLE IF NOT EXISTS line_postings (
     finding_id TEXT NOT NULL,
     PRIMARY KEY (key, finding_id)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS line_postings_finding ON line_postings (finding_id);
 -- ... and each finding's failure components ('' marks a finding that has been looked at)
 CREATE TABLE IF NOT EXISTS finding_components (
     finding_id TEXT NOT NULL,
@@ -481,13 +482,16 @@ def _terms(title: str, document: str) -> set[str]:
 
 
 def _count_terms(db: sqlite_utils.Database, title: str, document: str, delta: int) -> None:
+    terms = _terms(title, document)
     db.conn.executemany(
         "INSERT INTO term_counts (term, df) VALUES (?, ?)"
         " ON CONFLICT (term) DO UPDATE SET df = df + excluded.df",
-        [(term, delta) for term in _terms(title, document)],
+        [(term, delta) for term in terms],
     )
     if delta < 0:
-        db.execute("DELETE FROM term_counts WHERE df <= 0")
+        db.conn.executemany(
+            "DELETE FROM term_counts WHERE term = ? AND df <= 0", [(t,) for t in terms]
+        )
 
 
 def _recount_terms(db: sqlite_utils.Database) -> None:
