@@ -48,8 +48,6 @@ def make(runtime: str, threads: int):
         return embed.SentenceTransformerEmbedder(threads=threads)
     if runtime == "onnx":
         return embed.OnnxEmbedder(threads=threads)
-    if runtime == "numpy":
-        return embed.NumpyEmbedder()
     raise SystemExit(f"unknown runtime {runtime}")
 
 
@@ -70,7 +68,7 @@ def main() -> None:
         t = time.perf_counter()
         query_embedder.embed([QUERY])
         query_ms.append(1000 * (time.perf_counter() - t))
-    ingest_embedder = make(runtime, cores) if runtime != "numpy" else query_embedder
+    ingest_embedder = make(runtime, cores)
     rates, cpu_ms = [], []
     for _ in range(repeats):
         t, c = time.perf_counter(), time.process_time()
