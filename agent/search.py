@@ -78,13 +78,28 @@ def line_keys_version() -> str:
         h.update(f"{rx.pattern}\0{repl}\0".encode())
     for fn in (T.signature, T._clean, T._split_prefix, M.tokens, C.of_finding, C.from_text,
                C.from_flags):  # fmt: skip
-        h.update(fn.__code__.co_code)
-        h.update(repr(fn.__code__.co_consts).encode())
+        _digest_code(h, fn.__code__)
     try:
         h.update(data_file("components.json").read_bytes())
     except OSError:
         pass
     return h.hexdigest()[:16]
+
+
+def _digest_code(h, code) -> None:
+    """Bytecode and constants, nested code objects included, without anything that differs
+    between two processes running the same code (addresses in a code object's repr, the order of
+    a frozenset of strings)."""
+    import types
+
+    h.update(code.co_code)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _digest_code(h, const)
+        elif isinstance(const, frozenset):
+            h.update(repr(sorted(map(repr, const))).encode())
+        else:
+            h.update(repr(const).encode())
 
 
 def line_keys(text: str) -> frozenset[str]:
