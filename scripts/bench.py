@@ -103,22 +103,37 @@ def deploykb_exe() -> str:
 
 
 def run_measured(args: list[str], env: dict[str, str], stdin_path: Path | None = None):
-    """(seconds, peak RSS MB, CPU seconds) of one fresh process, through wait4."""
+    """(seconds, peak RSS MB, CPU seconds) of one fresh process. Peak RSS is the process's own
+    ``VmHWM``, polled: ``wait4``'s ``ru_maxrss`` would include the pages of this (large) process
+    that the child had before its ``exec``."""
     stdin = stdin_path.open("rb") if stdin_path else subprocess.DEVNULL
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        args, env=env, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(args, env=env, stdin=stdin, stdout=subprocess.DEVNULL, stderr=err)
+        peak_kb = 0
+        status_file = Path(f"/proc/{proc.pid}/status")
+        while True:
+            try:
+                for line in status_file.read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        peak_kb = max(peak_kb, int(line.split()[1]))
+            except (OSError, ValueError):
+                pass
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            time.sleep(0.02)
+        seconds = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        message = err.read().decode(errors="replace")
     if stdin_path:
         stdin.close()
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):
-        raise SystemExit(f"bench: {' '.join(args[:3])} failed ({code}): {err.decode()[-500:]}")
-    return seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+    if proc.returncode not in (0, 1):
+        raise SystemExit(
+            f"bench: {' '.join(args[:3])} failed ({proc.returncode}): {message[-500:]}"
+        )
+    return seconds, peak_kb / 1024, usage.ru_utime + usage.ru_stime
 
 
 def base_env(db: Path, embedder: str) -> dict[str, str]:
