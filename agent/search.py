@@ -115,10 +115,10 @@ def precompute(db) -> int:
     code that derives them changed). Returns how many symptom lines were keyed. Run after every
     ingest that changed something."""
     from agent.components import of_finding
-    from kb.store import get_findings, get_meta, set_meta
+    from kb.store import get_findings, get_meta, set_meta, write_transaction
 
     version = line_keys_version()
-    with db.atomic():
+    with write_transaction(db):
         if get_meta(db, "line_keys") != version:
             db.execute("DELETE FROM line_keys")
             db.execute("DELETE FROM line_postings")

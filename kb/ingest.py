@@ -271,8 +271,12 @@ def ingest(
     they came from. ``on_wait(message)`` is called once if another process holds the write lock.
     """
     scopes = [Path(d).resolve() for d in dirs]
-    # nothing to do is found without the write lock and without parsing anything
-    unchanged_report = _nothing_to_do(db, dirs, scopes, embedder_name)
+    # nothing to do is found without the write lock and without parsing anything; any doubt
+    # (a damaged or busy file included) goes the locked way, which reports it
+    try:
+        unchanged_report = _nothing_to_do(db, dirs, scopes, embedder_name)
+    except sqlite3.Error:
+        unchanged_report = None
     if unchanged_report is not None:
         return unchanged_report
     # One write transaction from the listing of the folders to the last vector: a migration, a
@@ -500,8 +504,10 @@ def _nothing_to_do(
             return None
     if any(path not in keys and _under(path, scopes) for path in by_path):
         return None  # a file was removed
-    if db.execute("SELECT 1 FROM embeddings WHERE model != ? LIMIT 1", [name]).fetchone():
-        return None
+    if db.execute(
+        "SELECT 1 FROM embeddings WHERE model != ? OR length(vector) != 4 * dim LIMIT 1", [name]
+    ).fetchone():
+        return None  # another model's vectors, or damaged ones: the locked path re-embeds them
     unchanged = sum(len(by_path[k]) for k in keys)
     return IngestReport(unchanged=unchanged)
 
