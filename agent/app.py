@@ -74,7 +74,7 @@ EmbedderOption = Annotated[
     typer.Option(
         "--embedder",
         envvar="DEPLOYKB_EMBEDDER",
-        help="Embedding runtime: auto, numpy, sentence-transformers or hash (tests only).",
+        help="Embedding runtime: auto (onnx), onnx, sentence-transformers or hash (tests only).",
     ),
 ]
 

@@ -36,6 +36,21 @@ class _Head:
                 self._size += len(line)
             yield line
 
+    def segments(self, rules) -> Iterator[str | int]:
+        """``LogStream.segments`` of the input when it has them (a file or stdin), keeping the head
+        of the lines passed through (the ``int`` items count lines passed over)."""
+        inner = getattr(self._lines, "segments", None)
+        items = inner(rules) if callable(inner) else iter(self._lines)
+        for item in items:
+            if isinstance(item, int):
+                self.count += item
+                continue
+            self.count += 1
+            if self._size < HEAD_CHARS:
+                self.parts.append(item)
+                self._size += len(item)
+            yield item
+
     @property
     def text(self) -> str:
         return "".join(p if p.endswith("\n") else p + "\n" for p in self.parts)[:HEAD_CHARS]

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import os
 
-# One BLAS thread: a query embeds a few dozen tokens, where OpenBLAS's thread hand-off costs more
-# than it saves, and on a busy 2-core machine its spinning threads made one query take 1.4 s
-# instead of 30 ms. Set before anything imports numpy; an explicit setting wins.
+# One BLAS thread: a query's NumPy work (one matrix-vector product) is small, where OpenBLAS's
+# thread hand-off costs more than it saves, and on a busy 2-core machine its spinning threads made
+# one query take 1.4 s instead of 30 ms. Set before anything imports numpy; an explicit setting
+# wins. Ingest still uses every core: it runs onnxruntime batches side by side (kb/embed.py).
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 

@@ -79,21 +79,24 @@ class ProgressBar:
 
 def build_index(database, dirs: list[Path], embedder: str = "auto") -> IngestReport:
     """Incremental ingest of ``dirs`` with a progress bar; the model loads only if needed."""
+    from agent.search import precompute
     from kb.embed import load_embedder
     from kb.ingest import ingest
 
     bar = ProgressBar()
     try:
-        return ingest(
+        report = ingest(
             database,
             dirs,
-            lambda: load_embedder(embedder),
+            lambda: load_embedder(embedder, threads=os.cpu_count() or 1),
             progress=bar.update,
             embedder_name=expected_embedder_name(embedder),
             on_wait=_say_waiting,
         )
     finally:
         bar.stop()
+    precompute(database)  # the match keys of new or changed symptom lines
+    return report
 
 
 def _say_waiting(message: str) -> None:
@@ -124,6 +127,7 @@ def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "a
     fingerprint of the finding files (paths, mtimes, sizes) tells whether any was added, edited
     or deleted since the last ``ask``; only then does an incremental ingest run.
     """
+    from agent.search import line_keys_version
     from kb.ingest import files_fingerprint
     from kb.store import (
         ReadOnlyIndexError,
@@ -149,7 +153,11 @@ def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "a
             f"{path}: the index file is damaged ({exc}); delete it and run `deploykb ingest`"
         ) from exc
     fingerprint = files_fingerprint(dirs)
-    if reason is None and stored == fingerprint:
+    if (
+        reason is None
+        and stored == fingerprint
+        and get_meta(database, "line_keys") == line_keys_version()
+    ):
         return database  # nothing changed: read only, write nothing
     if reason is not None:
         print(

@@ -63,17 +63,130 @@ class QueryEvidence:
     classes: frozenset[str]
 
 
+def line_keys_version() -> str:
+    """Changes whenever the code that derives what ``precompute`` stores changes (the signature
+    masks, ``signature``, ``match.tokens``, the failure components and their vocabulary): stored
+    keys of another version are redone."""
+    import hashlib
+
+    from agent import components as C
+    from agent import triage as T
+    from kb.resources import data_file
+
+    h = hashlib.sha256()
+    for rx, repl in T._MASKS:
+        h.update(f"{rx.pattern}\0{repl}\0".encode())
+    for fn in (T.signature, T._clean, T._split_prefix, M.tokens, C.of_finding, C.from_text,
+               C.from_flags):  # fmt: skip
+        _digest_code(h, fn.__code__)
+    try:
+        h.update(data_file("components.json").read_bytes())
+    except OSError:
+        pass
+    return h.hexdigest()[:16]
+
+
+def _digest_code(h, code) -> None:
+    """Bytecode and constants, nested code objects included, without anything that differs
+    between two processes running the same code (addresses in a code object's repr, the order of
+    a frozenset of strings)."""
+    import types
+
+    h.update(code.co_code)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _digest_code(h, const)
+        elif isinstance(const, frozenset):
+            h.update(repr(sorted(map(repr, const))).encode())
+        else:
+            h.update(repr(const).encode())
+
+
+def line_keys(text: str) -> frozenset[str]:
+    """The match keys of a line: the content words of its signature."""
+    from agent.triage import signature
+
+    return M.tokens(signature(text))
+
+
+def precompute(db) -> int:
+    """Bring ``line_keys``/``line_postings``/``finding_components`` in step with the findings:
+    computed for the findings that are new or changed since the last run (all of them when the
+    code that derives them changed). Returns how many symptom lines were keyed. Run after every
+    ingest that changed something."""
+    from agent.components import of_finding
+    from kb.store import get_findings, get_meta, set_meta, write_transaction
+
+    version = line_keys_version()
+    with write_transaction(db):
+        if get_meta(db, "line_keys") != version:
+            db.execute("DELETE FROM line_keys")
+            db.execute("DELETE FROM line_postings")
+            db.execute("DELETE FROM finding_components")
+        stale = [
+            fid
+            for (fid,) in db.execute(
+                """SELECT DISTINCT s.finding_id FROM symptoms s LEFT JOIN line_keys k
+                ON k.finding_id = s.finding_id AND k.idx = s.idx AND k.text = s.text
+                WHERE k.finding_id IS NULL
+                UNION SELECT DISTINCT k.finding_id FROM line_keys k LEFT JOIN symptoms s
+                ON k.finding_id = s.finding_id AND k.idx = s.idx AND k.text = s.text
+                WHERE s.finding_id IS NULL
+                UNION SELECT f.id FROM findings f WHERE NOT EXISTS
+                (SELECT 1 FROM finding_components c WHERE c.finding_id = f.id)"""
+            ).fetchall()
+        ]
+        keyed = 0
+        for start in range(0, len(stale), 500):
+            chunk = stale[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for table in ("line_keys", "line_postings", "finding_components"):
+                db.execute(f"DELETE FROM {table} WHERE finding_id IN ({marks})", chunk)
+            rows = db.execute(
+                f"SELECT finding_id, idx, text FROM symptoms WHERE finding_id IN ({marks})", chunk
+            ).fetchall()
+            keys = [(fid, idx, text, line_keys(text)) for fid, idx, text in rows]
+            db.conn.executemany(
+                "INSERT INTO line_keys (finding_id, idx, text, keys) VALUES (?, ?, ?, ?)",
+                [(fid, idx, text, " ".join(sorted(k))) for fid, idx, text, k in keys],
+            )
+            db.conn.executemany(
+                "INSERT OR IGNORE INTO line_postings (key, finding_id) VALUES (?, ?)",
+                [(key, fid) for fid, _, _, k in keys for key in k],
+            )
+            # one row per component, and a '' row so that a finding with none counts as done
+            db.conn.executemany(
+                "INSERT OR IGNORE INTO finding_components (finding_id, component) VALUES (?, ?)",
+                [
+                    (fid, comp)
+                    for fid, finding in get_findings(db, chunk).items()
+                    for comp in ("", *of_finding(finding))
+                ],
+            )
+            keyed += len(rows)
+        set_meta(db, line_keys=version)
+    return keyed
+
+
 class Searcher:
+    """``findings`` are read when a query needs them (the candidates it scores); line keys,
+    postings and failure components come from the tables ``precompute`` keeps, the vocabulary for
+    the words of the query. An index without current keys (built by ``kb.ingest`` alone) is keyed
+    in memory."""
+
     def __init__(self, db, embedder_factory: Callable[[], object] | None = None) -> None:
         self.db = db
         self._embedder_factory = embedder_factory
         self._embedder = None
-        self._findings: dict[str, Finding] | None = None
+        self._findings: dict[str, Finding] = {}
+        self._all_loaded = False
+        self._keyed: bool | None = None
+        self._df: dict[str, int] = {}
+        self._documents: int | None = None
         self._doc: tuple[list[str], object] | None = None
         self._sym: tuple[list[str], object] | None = None
         self._sym_lines: dict[str, list[tuple[str, frozenset[str]]]] | None = None
         self._postings: dict[str, set[str]] = {}
-        self._vocabulary = None
         self._traits: dict[str, ArchTraits] = {}
         self._component_idf: dict[str, float] | None = None
         self._components: dict[str, frozenset[str]] = {}
@@ -82,11 +195,29 @@ class Searcher:
 
     @property
     def findings(self) -> dict[str, Finding]:
-        if self._findings is None:
+        """Every finding (a long-lived process; one query reads only what it scores: ``get``)."""
+        if not self._all_loaded:
             from kb.store import load_findings
 
             self._findings = {f.id: f for f in load_findings(self.db)}
+            self._all_loaded = True
         return self._findings
+
+    def get(self, ids) -> dict[str, Finding]:
+        """The findings with these ids, read once each."""
+        missing = [fid for fid in ids if fid not in self._findings]
+        if missing and not self._all_loaded:
+            from kb.store import get_findings
+
+            self._findings.update(get_findings(self.db, missing))
+        return {fid: self._findings[fid] for fid in ids if fid in self._findings}
+
+    def _has_keys(self) -> bool:
+        if self._keyed is None:
+            from kb.store import get_meta
+
+            self._keyed = get_meta(self.db, "line_keys") == line_keys_version()
+        return self._keyed
 
     @property
     def embedder(self):
@@ -126,15 +257,52 @@ class Searcher:
     def _line_candidates(self, user_tokens: Sequence[frozenset[str]]) -> set[str]:
         """Findings with a symptom line sharing at least three words with one user line: the
         only ones ``line_overlap`` can score, found through an inverted index instead of a scan."""
-        self._symptom_lines()
+        if self._has_keys():
+            postings = self._read_postings(set().union(*user_tokens))
+        else:
+            self._symptom_lines()
+            postings = self._postings
         found: set[str] = set()
         for toks in user_tokens:
             counts: dict[str, int] = {}
             for tok in toks:
-                for fid in self._postings.get(tok, ()):
+                for fid in postings.get(tok, ()):
                     counts[fid] = counts.get(fid, 0) + 1
             found.update(fid for fid, n in counts.items() if n >= 3)
         return found
+
+    def _read_postings(self, keys: set[str]) -> dict[str, set[str]]:
+        wanted = sorted(keys - self._postings.keys())
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            for key in chunk:
+                self._postings[key] = set()
+            marks = ", ".join("?" * len(chunk))
+            for key, fid in self.db.execute(
+                f"SELECT key, finding_id FROM line_postings WHERE key IN ({marks})", chunk
+            ):
+                self._postings[key].add(fid)
+        return self._postings
+
+    def _lines_of(self, ids: set[str]) -> dict[str, list[tuple[str, frozenset[str]]]]:
+        if not self._has_keys():
+            lines = self._symptom_lines()
+            return {fid: lines[fid] for fid in ids if fid in lines}
+        if self._sym_lines is None:
+            self._sym_lines = {}
+        wanted = sorted(ids - self._sym_lines.keys())
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            for fid in chunk:
+                self._sym_lines[fid] = []
+            marks = ", ".join("?" * len(chunk))
+            for fid, text, keys in self.db.execute(
+                f"SELECT finding_id, text, keys FROM line_keys WHERE finding_id IN ({marks})"
+                " ORDER BY finding_id, idx",
+                chunk,
+            ):
+                self._sym_lines[fid].append((text, frozenset(keys.split())))
+        return {fid: self._sym_lines[fid] for fid in ids}
 
     def traits_of(self, finding: Finding) -> ArchTraits:
         key = finding.architecture or ""
@@ -155,20 +323,28 @@ class Searcher:
         hits: dict[str, tuple[M.LineHit, float]] = {}
         if not user:
             return hits
-        lines_of = self._symptom_lines()
-        for fid in self._line_candidates([toks for _, toks in user]):
-            found = M.weighted_line_overlap(user, lines_of[fid], stats)
+        candidates = self._line_candidates([toks for _, toks in user])
+        lines_of = self._lines_of(candidates)
+        for fid in candidates:
+            found = M.weighted_line_overlap(user, lines_of.get(fid, []), stats)
             if found is not None and found[0].score >= 0.3:
                 hits[fid] = found
         return hits
 
     def by_bm25(self, text: str) -> list[tuple[str, float]]:
         """``(finding id, BM25 score)``, best first."""
-        from kb.store import fts_search, fts_vocabulary
+        from kb.store import Vocabulary, fts_search, fts_vocabulary, query_words
 
-        if self._vocabulary is None:
-            self._vocabulary = fts_vocabulary(self.db)
-        return fts_search(self.db, text, limit=POOL, vocabulary=self._vocabulary)
+        # the counts of this query's words only, remembered for later queries of the process
+        words = query_words(text)
+        missing = [w for w in words if w not in self._df]
+        if missing or self._documents is None:
+            vocabulary = fts_vocabulary(self.db, missing)
+            self._documents = vocabulary.documents
+            self._df.update(dict.fromkeys(missing, 0))
+            self._df.update(vocabulary.doc_freq)
+        vocabulary = Vocabulary(self._df, self._documents)
+        return fts_search(self.db, text, limit=POOL, vocabulary=vocabulary)
 
     def by_embedding(self, text: str) -> dict[str, float]:
         import numpy as np
@@ -191,6 +367,17 @@ class Searcher:
 
     def component_weights(self) -> dict[str, float]:
         """Inverse document frequency of each failure component over the findings."""
+        if self._component_idf is None and self._has_keys():
+            import math
+
+            (n,) = self.db.execute("SELECT count(*) FROM findings").fetchone()
+            df = dict(
+                self.db.execute(
+                    "SELECT component, count(*) FROM finding_components WHERE component != ''"
+                    " GROUP BY component"
+                ).fetchall()
+            )
+            self._component_idf = {c: math.log((n + 1) / (d + 0.5)) for c, d in df.items()}
         if self._component_idf is None:
             import math
 
@@ -209,6 +396,12 @@ class Searcher:
 
     def components_of(self, fid: str) -> frozenset[str]:
         self.component_weights()
+        if fid not in self._components and self._has_keys():
+            rows = self.db.execute(
+                "SELECT component FROM finding_components WHERE finding_id = ? AND component != ''",
+                [fid],
+            ).fetchall()
+            self._components[fid] = frozenset(c for (c,) in rows)
         return self._components.get(fid, frozenset())
 
     # -- the query -------------------------------------------------------------------------
@@ -248,8 +441,9 @@ class Searcher:
         weights = self.component_weights() if q_comps else {}
         q_mass = sum(weights.get(c, 0.0) for c in q_comps)
         out: list[Candidate] = []
+        found = self.get(sorted(pool))
         for fid in sorted(pool):
-            finding = self.findings.get(fid)
+            finding = found.get(fid)
             if finding is None:
                 continue  # vanished from the index since it was loaded
             hit, line_info = lines.get(fid, (None, 0.0))
@@ -354,7 +548,7 @@ class Searcher:
                 ("probability", prob),
             )
             value = prob if mode == "ask" else score
-            matches.append(Match(self.findings[c.fid], round(value, 4), tuple(reasons), signals))
+            matches.append(Match(self._findings[c.fid], round(value, 4), tuple(reasons), signals))
 
         _, top_prob, best = scored[0]
         evidence = Evidence(

@@ -772,11 +772,23 @@ def _sorted_ranks(ranks: Iterable[str]) -> tuple[str, ...]:
 def triage(lines: Iterable[str], *, max_lines: int = 40) -> Triage:
     """The salient lines of a log, de-duplicated by signature, most important first.
 
-    Streams: memory stays bounded whatever the length of ``lines``.
+    Streams: memory stays bounded whatever the length of ``lines``. When ``lines`` is a
+    ``LogStream`` (``read_input`` of a file or stdin), a cheap keyword scan over each chunk picks the
+    lines the full parse needs (``LogStream.segments``) and the rest are only counted.
     """
     if max_lines < 1:
         raise ValueError("max_lines must be at least 1")
-    t = _Triager(max_lines, rules())
+    r = rules()
+    t = _Triager(max_lines, r)
+    segments = getattr(lines, "segments", None)
+    if callable(segments):
+        # a log file or stdin: boring stretches arrive as a count of lines, not as lines
+        for item in segments(r):
+            if isinstance(item, int):
+                t.n += item
+            else:
+                t.feed(item)
+        return t.result()
     for raw in lines:
         t.feed(raw)
     return t.result()
@@ -812,7 +824,7 @@ def read_input(text_or_dash: str | None, log: Path | None, stdin: IO[Any]) -> It
         except InputError:
             fh.close()
             raise
-        return _lines_of(head, fh, close=True)
+        return LogStream(head, fh, close=True)
     if text_or_dash is None:
         raise InputError("no input: pass TEXT, - to read stdin, or --log FILE")
     if text_or_dash == "-":
@@ -823,7 +835,7 @@ def read_input(text_or_dash: str | None, log: Path | None, stdin: IO[Any]) -> It
             return _split_lines(_text_chunks(head_text, stdin))
         head = buffer.read(_SNIFF)
         _check_head(head, "stdin")
-        return _lines_of(head, buffer, close=False)
+        return LogStream(head, buffer, close=False)
     if not text_or_dash.strip():
         raise InputError(EMPTY_INPUT)
     return text_or_dash.splitlines()
@@ -847,20 +859,180 @@ def _looks_binary(head: bytes) -> bool:
     return bad > 0.3 * len(text)
 
 
-def _lines_of(head: bytes, stream: IO[bytes], *, close: bool) -> Iterator[str]:
+_AFTER = 2  # lines parsed after a candidate line (a split assertion, the end of a traceback)
+# generic markers of a line the full parse may keep (case-insensitive); the keywords of
+# data/triage.json are added to them (see ``prefilter_markers``). A new kind of salient line
+# that none of these finds needs its marker here: tests/test_triage.py checks that the
+# prefiltered triage equals the full parse on every fixture log.
+_MARKERS = (
+    "error", "exception", "assert", "traceback", "critical", "fatal",
+    "!!!!", "????", "\ufffd\ufffd\ufffd\ufffd",
+    *(f'"{name}"' for name in (
+        "content", "reasoning_content", "text", "output", "generated_text", "response", "completion"
+    )),
+    # glog levels E and F: "[E1219 10:00:00.1 123 file.cc:1] ", "[E ProcessGroupNCCL.cpp:563] "
+    *(f"[{level}{after}" for level in "ef" for after in " 0123456789"),
+)  # fmt: skip
+
+
+@lru_cache(maxsize=4)
+def prefilter_markers(r: Rules) -> tuple[str, ...]:
+    """Lower-case strings of which a line must hold one for the full parse to keep it (a line
+    without any can only be context, which ``LogStream.segments`` passes around each match).
+
+    A keyword of one word that log prefixes also hold (``enginecore`` in ``(EngineCore_DP0
+    pid=1)``) is replaced by the literal its rule's pattern starts with (``enginecore ``)."""
+    out: set[str] = set(_MARKERS)
+    for rule in (*r.warnings, *r.errors):
+        for keyword in rule.keywords:
+            lead = re.match(r"(?:\\b)?([\w ]+)", rule.rx.pattern)
+            literal = lead.group(1).lower() if lead else ""
+            if re.fullmatch(r"[a-z0-9]+", keyword) and literal.startswith(keyword):
+                out.add(literal)
+            else:
+                out.add(keyword)
+    return tuple(sorted(out))
+
+
+class LogStream:
+    """A log read from a file or a byte stream. Iterating gives every line (without its newline;
+    a line longer than 64 KiB comes out in pieces, cut at a character boundary). ``segments`` gives only the lines the triage
+    parse needs, and for the others how many there were: a keyword scan (``grep -F``, which reads
+    at disk speed) picks each line holding a marker with the ``_CONTEXT_REACH`` lines before it
+    and ``_AFTER`` after it. Memory stays bounded whatever the line lengths."""
+
+    def __init__(self, head: bytes, stream: IO[bytes], *, close: bool) -> None:
+        self._head = head
+        self._stream = stream
+        self._close = close
+
+    def __iter__(self) -> Iterator[str]:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        rest = ""
+        try:
+            for data in _cut_chunks(self):
+                *lines, rest = (rest + decoder.decode(data)).split("\n")
+                yield from lines
+            rest += decoder.decode(b"", final=True)
+            if rest:
+                yield rest
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self._close:
+            self._stream.close()
+
+    def segments(self, r: Rules) -> Iterator[str | int]:
+        """Lines to parse (``str``) and counts of lines passed over (``int``), in order. Without
+        a ``grep`` on the PATH every line is parsed."""
+        import shutil
+
+        grep = shutil.which("grep")
+        if grep is None:
+            yield from self
+            return
+        yield from _grep_segments(grep, self, r)
+
+
+def _grep_segments(grep: str, log: LogStream, r: Rules) -> Iterator[str | int]:
+    import os
+    import subprocess
+    import threading
+
+    args = [grep, "-a", "-n", "-i", "-F", "-B", str(_CONTEXT_REACH), "-A", str(_AFTER)]
+    for marker in prefilter_markers(r):
+        args += ["-e", marker]
+    proc = subprocess.Popen(
+        args,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "LC_ALL": "C"},
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    fed = {"lines": 0, "error": None}
+
+    def feed_grep() -> None:
+        try:
+            fed["lines"] = _copy_cutting_long_lines(log, proc.stdin)
+        except (OSError, ValueError) as exc:  # a broken pipe, an unreadable stream
+            fed["error"] = exc
+        finally:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+
+    writer = threading.Thread(target=feed_grep, daemon=True)
+    writer.start()
+    last = 0
     try:
-        yield from _split_lines(_byte_chunks(head, stream))
+        for raw in proc.stdout:
+            digits = 0
+            while digits < len(raw) and 48 <= raw[digits] <= 57:
+                digits += 1
+            if not digits:  # "--" between groups
+                continue
+            number = int(raw[:digits])
+            if number > last + 1:
+                yield number - last - 1
+            last = number
+            yield raw[digits + 1 :].rstrip(b"\n").decode("utf-8", errors="replace")
     finally:
-        if close:
-            stream.close()
+        proc.stdout.close()
+        writer.join()
+        proc.wait()
+        log.close()
+    if fed["error"] is not None:
+        raise InputError(f"cannot read the log ({fed['error']})")
+    if proc.returncode not in (0, 1):
+        raise DeployKBError(f"{grep} failed (exit {proc.returncode}) while scanning the log")
+    if fed["lines"] > last:
+        yield fed["lines"] - last
 
 
-def _byte_chunks(head: bytes, stream: IO[bytes]) -> Iterator[str]:
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    yield decoder.decode(head)
-    while chunk := stream.read(_CHUNK):
-        yield decoder.decode(chunk)
-    yield decoder.decode(b"", final=True)
+def _copy_cutting_long_lines(log: LogStream, out: IO[bytes]) -> int:
+    """Copy the log into ``out`` (see ``_cut_chunks``); returns the number of lines (the last
+    one may lack its newline)."""
+    lines = 0
+    ends_with_newline = True
+    for data in _cut_chunks(log):
+        lines += data.count(b"\n")
+        ends_with_newline = data.endswith(b"\n")
+        out.write(data)
+    return lines + (0 if ends_with_newline else 1)
+
+
+def _cut_chunks(log: LogStream) -> Iterator[bytes]:
+    """The log's bytes with a newline added wherever none came for 64 KiB (at a UTF-8 character
+    boundary): no line is longer, whichever way the log is read."""
+    run = 0  # bytes since the last newline
+    chunk = log._head
+    while chunk:
+        pieces = []
+        pos = 0
+        while pos < len(chunk):
+            room = _MAX_LINE - run
+            newline = chunk.rfind(b"\n", pos, pos + room)
+            if newline >= 0:
+                run, pos = 0, newline + 1
+            elif len(chunk) - pos < room:
+                run += len(chunk) - pos
+                break
+            else:
+                cut = pos + room
+                while cut > pos and chunk[cut] & 0xC0 == 0x80:
+                    cut -= 1
+                cut = cut if cut > pos else pos + room
+                pieces.append(chunk[:cut] + b"\n")
+                chunk, pos, run = chunk[cut:], 0, 0
+        pieces.append(chunk)
+        yield b"".join(pieces)
+        chunk = log._stream.read(_CHUNK_SCAN)
+
+
+_CHUNK_SCAN = 1 << 20  # bytes copied to the scanner at a time
 
 
 def _text_chunks(head: str, stream: IO[str]) -> Iterator[str]:

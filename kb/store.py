@@ -32,7 +32,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 SCHEMA_VERSION = "2"
 
-_TABLES = ("findings", "symptoms", "fixes", "sources", "embeddings", "meta")
+_TABLES = (
+    "findings", "symptoms", "fixes", "sources", "embeddings", "meta",
+    "term_counts", "line_keys", "line_postings", "finding_components",
+)  # fmt: skip
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS findings (
@@ -96,6 +99,33 @@ CREATE TABLE IF NOT EXISTS meta (
     key TEXT PRIMARY KEY,
     value TEXT
 );
+-- precomputed for queries (kept in step by the writers and by ingest, read in one query each):
+-- how many findings hold each word of their title or document (see fts_vocabulary) ...
+CREATE TABLE IF NOT EXISTS term_counts (
+    term TEXT PRIMARY KEY,
+    df INTEGER NOT NULL
+) WITHOUT ROWID;
+-- ... the match keys of every symptom line (written by the query layer, which owns the keys:
+-- agent.search.precompute) and their postings
+CREATE TABLE IF NOT EXISTS line_keys (
+    finding_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    keys TEXT NOT NULL,
+    PRIMARY KEY (finding_id, idx)
+);
+CREATE TABLE IF NOT EXISTS line_postings (
+    key TEXT NOT NULL,
+    finding_id TEXT NOT NULL,
+    PRIMARY KEY (key, finding_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS line_postings_finding ON line_postings (finding_id);
+-- ... and each finding's failure components ('' marks a finding that has been looked at)
+CREATE TABLE IF NOT EXISTS finding_components (
+    finding_id TEXT NOT NULL,
+    component TEXT NOT NULL,
+    PRIMARY KEY (finding_id, component)
+) WITHOUT ROWID;
 """
 
 # --- opening, transactions and schema ----------------------------------------------------------
@@ -312,6 +342,8 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
             [SCHEMA_VERSION],
         )
+        if get_meta(db, "term_counts") != TERM_COUNTS_VERSION:
+            _recount_terms(db)
 
 
 def _drop_all(db: sqlite_utils.Database) -> None:
@@ -381,6 +413,7 @@ def write_finding(
             f.body, document, indexed_at,
         ],
     )  # fmt: skip
+    _count_terms(db, f.title, document, +1)
     db.conn.executemany(
         "INSERT INTO symptoms (finding_id, idx, class, text) VALUES (?, ?, ?, ?)",
         [(f.id, i, s.cls, s.text) for i, s in enumerate(f.symptoms)],
@@ -426,13 +459,52 @@ def write_vectors(
 def delete_findings(
     db: sqlite_utils.Database, ids: Iterable[str], *, keep_vectors: bool = False
 ) -> None:
-    tables = ["findings", "symptoms", "fixes", "sources"]
+    tables = ["findings", "symptoms", "fixes", "sources", "line_keys", "line_postings"]
+    tables.append("finding_components")
     if not keep_vectors:
         tables.append("embeddings")
     for finding_id in ids:
+        row = db.execute(
+            "SELECT title, document FROM findings WHERE id = ?", [finding_id]
+        ).fetchone()
+        if row is not None:
+            _count_terms(db, row[0], row[1], -1)
         db.execute("DELETE FROM findings WHERE id = ?", [finding_id])
         for table in tables[1:]:
             db.execute(f"DELETE FROM {table} WHERE finding_id = ?", [finding_id])
+
+
+TERM_COUNTS_VERSION = "1"  # bump when _WORD or the counted text changes: counts are redone
+
+
+def _terms(title: str, document: str) -> set[str]:
+    return set(_WORD.findall(f"{title}\n{document}".lower()))
+
+
+def _count_terms(db: sqlite_utils.Database, title: str, document: str, delta: int) -> None:
+    terms = _terms(title, document)
+    db.conn.executemany(
+        "INSERT INTO term_counts (term, df) VALUES (?, ?)"
+        " ON CONFLICT (term) DO UPDATE SET df = df + excluded.df",
+        [(term, delta) for term in terms],
+    )
+    if delta < 0:
+        db.conn.executemany(
+            "DELETE FROM term_counts WHERE term = ? AND df <= 0", [(t,) for t in terms]
+        )
+
+
+def _recount_terms(db: sqlite_utils.Database) -> None:
+    """Count every finding's terms again (an index from before ``term_counts``, or a new
+    ``TERM_COUNTS_VERSION``). The caller owns the transaction."""
+    from collections import Counter
+
+    counts: Counter[str] = Counter()
+    for title, document in db.execute("SELECT title, document FROM findings"):
+        counts.update(_terms(title, document))
+    db.execute("DELETE FROM term_counts")
+    db.conn.executemany("INSERT INTO term_counts (term, df) VALUES (?, ?)", counts.items())
+    set_meta(db, term_counts=TERM_COUNTS_VERSION)
 
 
 # --- readers -----------------------------------------------------------------------------------
@@ -541,6 +613,20 @@ def get_finding(db: sqlite_utils.Database, finding_id: str) -> Finding:
     return _row_to_finding(*row)
 
 
+def get_findings(db: sqlite_utils.Database, ids: Iterable[str]) -> dict[str, Finding]:
+    """The findings with these ids (absent ones are left out), read in one query."""
+    wanted = list(dict.fromkeys(ids))
+    out: dict[str, Finding] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        for fid, record, body, path, line in db.execute(
+            f"SELECT id, record, body, path, line FROM findings WHERE id IN ({marks})", chunk
+        ).fetchall():
+            out[fid] = _row_to_finding(record, body, path, line)
+    return out
+
+
 def source_rows(db: sqlite_utils.Database, finding_id: str) -> list[tuple[str, str | None]]:
     """``(source, url)`` pairs of a finding, in file order."""
     return [
@@ -596,18 +682,33 @@ class Vocabulary:
         return self.documents * COMMON_TERM_SHARE > COMMON_TERM_MIN_DOCS
 
 
-def fts_vocabulary(db: sqlite_utils.Database) -> Vocabulary:
+def fts_vocabulary(db: sqlite_utils.Database, words: Iterable[str] | None = None) -> Vocabulary:
     """How many findings hold each word of their title or document, split the way ``fts_query``
     splits a query (FTS5's own vocabulary holds Porter stems, which a query word cannot be
-    looked up in). Under a second for 10,000 findings; a long-lived process computes it once."""
-    from collections import Counter
-
+    looked up in). Read from ``term_counts``, kept in step at ingest; ``words`` limits the read to
+    the words of a query (what a one-query process needs)."""
     (documents,) = db.execute("SELECT count(*) FROM findings").fetchone()
-    doc_freq: Counter[str] = Counter()
-    if Vocabulary({}, documents).large:  # a small index needs no counts: nothing is dropped
-        for title, document in db.execute("SELECT title, document FROM findings"):
-            doc_freq.update(set(_WORD.findall(f"{title}\n{document}".lower())))
-    return Vocabulary(dict(doc_freq), documents)
+    if not Vocabulary({}, documents).large:  # a small index needs no counts: nothing is dropped
+        return Vocabulary({}, documents)
+    if words is None:
+        rows = db.execute("SELECT term, df FROM term_counts").fetchall()
+    else:
+        wanted = list(dict.fromkeys(words))
+        rows = []
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            rows += db.execute(
+                f"SELECT term, df FROM term_counts WHERE term IN ({marks})", chunk
+            ).fetchall()
+    return Vocabulary(dict(rows), documents)
+
+
+def query_words(text: str) -> list[str]:
+    """The words ``fts_query`` may keep from ``text``."""
+    return list(
+        dict.fromkeys(w for w in _WORD.findall(text.lower()) if len(w) >= 2 and not w.isdigit())
+    )
 
 
 def fts_search(
@@ -655,8 +756,8 @@ def load_vectors(
                 f"index at {db_label(db)} holds a damaged vector for {fid!r} ({len(blob)} bytes, "
                 f"expected {4 * dim}); run `deploykb ingest`"
             )
-    matrix = np.vstack([np.frombuffer(blob, dtype=np.float32) for _, _, blob in rows])
-    return [fid for fid, _, _ in rows], matrix
+    matrix = np.frombuffer(b"".join(blob for _, _, blob in rows), dtype=np.float32)
+    return [fid for fid, _, _ in rows], matrix.reshape(len(rows), dim)
 
 
 def index_status(db: sqlite_utils.Database) -> dict[str, Any]:

@@ -19,4 +19,8 @@ if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
   fi
 fi
 "$PIP" install -q -e ".[test]" 2> >(grep -v "is ignored" >&2)
+# the embedding runtime: the bundled weights exported once to ONNX (local, nothing downloaded),
+# then the index of the shipped findings, so the first `ask` has nothing to build
+HF_HUB_OFFLINE=1 .venv/bin/python -c "from kb.embed import export_onnx; export_onnx()"
+HF_HUB_OFFLINE=1 .venv/bin/deploykb ingest >/dev/null
 echo "setup: ready ($(.venv/bin/deploykb --version 2>/dev/null || echo deploykb))" >&2

@@ -6,3 +6,5 @@ cd "$(dirname "$0")/.."
 .venv/bin/ruff check kb agent tests scripts
 .venv/bin/deploykb lint --strict findings/
 HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -q "$@"
+# the benchmark at toy size: every row of docs/benchmarks.md still runs
+HF_HUB_OFFLINE=1 .venv/bin/python scripts/bench.py --smoke >/dev/null

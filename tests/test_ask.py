@@ -67,7 +67,7 @@ def index(tmp_path_factory):
     from kb.store import open_db
 
     db = open_db(tmp_path_factory.mktemp("ask") / "kb.db")
-    report = ingest(db, [shipped_findings_dir()], lambda: load_embedder("numpy"))
+    report = ingest(db, [shipped_findings_dir()], lambda: load_embedder("auto"))
     assert report.errors == () and report.added > 40
     yield db
     db.close()
@@ -77,7 +77,7 @@ def index(tmp_path_factory):
 def searcher(index):
     from kb.embed import load_embedder
 
-    return Searcher(index, lambda: load_embedder("numpy"))
+    return Searcher(index, lambda: load_embedder("auto"))
 
 
 @pytest.fixture(autouse=True)

@@ -41,7 +41,7 @@ def built_index(tmp_path_factory) -> Path:
 
     path = tmp_path_factory.mktemp("ask-cli") / "kb.db"
     db = open_db(path)
-    report = ingest(db, [shipped_findings_dir()], lambda: load_embedder("numpy"))
+    report = ingest(db, [shipped_findings_dir()], lambda: load_embedder("auto"))
     assert report.errors == ()
     db.close()
     return path

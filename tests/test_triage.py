@@ -513,7 +513,7 @@ def test_read_input_replaces_undecodable_bytes(tmp_path):
         b"RuntimeError: CUDA error: an illegal memory access was encountered \xc3\r\n"
     )
     lines = read_input(None, log, io.StringIO(""))
-    assert iter(lines) is lines  # a stream, not a list
+    assert not isinstance(lines, (list, tuple))  # a stream, not a list
     lines = list(lines)
     assert lines[0] == "INFO starting \ufffd\ufffd\ufffd\r"
     result = triage(lines)
@@ -538,6 +538,85 @@ def test_read_input_cuts_a_line_without_newlines(tmp_path):
     lines = list(read_input(None, log, io.StringIO("")))
     assert max(len(x) for x in lines) <= 65_536
     assert lines[-1] == "RuntimeError: boom"
+
+
+# --- the prefilter (LogStream.segments) ---------------------------------------------------------
+
+
+def _both_ways(path: Path):
+    """(the prefiltered triage of a file, the triage of every one of its lines)."""
+    fast = triage(read_input(None, path, io.StringIO("")))
+    full = triage(list(read_input(None, path, io.StringIO(""))))
+    return fast, full
+
+
+@pytest.mark.parametrize("log", sorted(LOGS.iterdir()), ids=lambda p: p.name)
+def test_prefilter_keeps_what_the_full_parse_keeps(log):
+    fast, full = _both_ways(log)
+    assert fast == full
+
+
+def test_prefilter_on_a_long_log_with_crashes_between_healthy_stretches(tmp_path):
+    healthy = HEALTHY.read_text().splitlines()[20:]
+    crash = GLM5.read_text()
+    vllm = VLLM.read_text()
+    log = tmp_path / "days.log"
+    with log.open("w") as out:
+        for i in range(30):
+            out.write("\n".join(healthy) + "\n")
+            if i in (3, 17):
+                out.write(crash)
+            if i == 25:
+                out.write(vllm)
+    fast, full = _both_ways(log)
+    assert fast == full
+    assert fast.total_lines == len(log.read_text().splitlines())
+    assert PROB_ASSERT in [ln.text for ln in fast.lines]
+    # a line number points at the line in the file
+    lines = log.read_text().splitlines()
+    first = next(ln for ln in fast.lines if ln.reason == "exception")
+    assert first.line is not None and lines[first.line - 1].strip().endswith(first.text[-40:])
+
+
+def test_prefilter_without_grep_parses_every_line(tmp_path, monkeypatch):
+    import shutil
+
+    log = tmp_path / "x.log"
+    log.write_text(HEALTHY.read_text() + GLM5.read_text())
+    expected = triage(read_input(None, log, io.StringIO("")))
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert triage(read_input(None, log, io.StringIO(""))) == expected
+
+
+def test_stdin_is_prefiltered_too():
+    data = (HEALTHY.read_text() * 20 + GLM5.read_text()).encode()
+    stdin = io.TextIOWrapper(io.BytesIO(data))
+    fast = triage(read_input("-", None, stdin))
+    assert fast == triage(data.decode().splitlines())
+
+
+def test_memory_stays_bounded_on_a_10_mb_line_nul_bytes_and_ansi(tmp_path):
+    import tracemalloc
+
+    log = tmp_path / "hostile.log"
+    with log.open("wb") as out:
+        out.write(b"INFO start\n" * 1000)
+        out.write(b"x" * (10 << 20))  # a 10 MB line with an error in its tail
+        out.write(b" RuntimeError: CUDA error: an illegal memory access was encountered\n")
+        out.write(b"INFO a \x00\x00 NUL in the middle\n" * 1000)
+        out.write(b"\x1b[1;31mERROR 06-12 01:21:13 [core.py:1] EngineCore failed\x1b[0m\n")
+        out.write("\u00e9".encode() * (3 << 20) + b"\n")  # a 6 MB line of two-byte characters
+    tracemalloc.start()
+    result = triage(read_input(None, log, io.StringIO("")))
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 8 << 20, peak  # the input is 17 MB; no line is held whole
+    texts = [ln.text for ln in result.lines]
+    assert any("EngineCore failed" in t for t in texts)
+    assert any(t.startswith("x") and "illegal memory access" in t for t in texts) or any(
+        "illegal memory access" in t for t in texts
+    )
+    assert result == triage(list(read_input(None, log, io.StringIO(""))))
 
 
 # --- the command ------------------------------------------------------------------------------
