@@ -47,22 +47,10 @@ def line_overlap(
     Containment of the symptom's words in the user's line, so a long log line that carries the whole
     recorded assertion scores 1.0. At least three shared words: short lines match too easily.
     """
-    best: LineHit | None = None
-    for u_text, u_tok in user_lines:
-        if not u_tok:
-            continue
-        for s_text, s_tok in symptom_lines:
-            if len(s_tok) < 3:
-                continue
-            shared = len(u_tok & s_tok)
-            if shared < 3:
-                continue
-            score = shared / len(s_tok)
-            # penalise a user line that only grazes a long symptom
-            score *= min(1.0, shared / min(len(u_tok), 6))
-            if best is None or score > best.score:
-                best = LineHit(score, u_text, s_text)
-    return best
+    from agent.informative import EMPTY  # every word weighs the same
+
+    found = weighted_line_overlap(user_lines, symptom_lines, EMPTY)
+    return found[0] if found else None
 
 
 def weighted_line_overlap(

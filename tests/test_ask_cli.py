@@ -32,19 +32,9 @@ ASSERT = "Assertion `probability tensor contains either `inf`, `nan` or element 
 
 
 @pytest.fixture(scope="module")
-def built_index(tmp_path_factory) -> Path:
-    """The shipped findings indexed once with the bundled MiniLM, as `ask` would build them."""
-    from kb.embed import load_embedder
-    from kb.ingest import ingest
-    from kb.resources import shipped_findings_dir
-    from kb.store import open_db
-
-    path = tmp_path_factory.mktemp("ask-cli") / "kb.db"
-    db = open_db(path)
-    report = ingest(db, [shipped_findings_dir()], lambda: load_embedder("auto"))
-    assert report.errors == ()
-    db.close()
-    return path
+def built_index(shipped_index_path) -> Path:
+    """The shipped findings indexed once per test session, as `ask` would build them."""
+    return shipped_index_path
 
 
 @pytest.fixture
