@@ -314,10 +314,11 @@ def test_table_renders_every_row(browser, page):
         "[...document.querySelectorAll('#compat tbody tr.row')]"
         ".map(r => r.querySelector('.c-status .badge').textContent)"
     )
+    # GLM-5 is unresolved in the seeds (broken); Kimi K2-Thinking is a working configuration
     assert status == [
         "broken",
-        "works with flags",
-        "works with flags",
+        "broken",
+        "works",
         "works",
         "works with flags",
         "partial",
@@ -362,8 +363,8 @@ def test_select_filters_and_the_hash_link(browser, page):
     )
     assert tab.visible_models() == ["deepseek-ai/DeepSeek-V3"]
     assert tab.js("location.hash") == "#status=conflicting&gpu=sm90"
-    linked = browser.open(f"{page.as_uri()}#status=works%20with%20flags&family=Kimi%20K2")
-    assert linked.visible_models() == ["nvidia/Kimi-K2-Thinking-NVFP4"]
+    linked = browser.open(f"{page.as_uri()}#status=works%20with%20flags")
+    assert linked.visible_models() == ["nvidia/Qwen3.5-397B-A17B-NVFP4"]
     assert linked.js("document.getElementById('f-status').value") == "works with flags"
 
 
@@ -403,9 +404,9 @@ def test_copy_button_puts_the_flag_on_the_clipboard(browser, page):
     tab = browser.open(page.as_uri())
     tab.send("Emulation.setFocusEmulationEnabled", {"enabled": True})
     tab.js("window.prompt = (m, v) => { window.prompted = v; }")
-    tab.click('button.copy[data-copy="--fp8-gemm-backend cutlass"]')
+    tab.click('button.copy[data-copy="--disable-cuda-graph"]')
     deadline = time.monotonic() + 5
     while not tab.js("document.querySelector('button.copy.done') !== null"):
         assert time.monotonic() < deadline, tab.js("window.prompted")
         time.sleep(0.05)
-    assert tab.js("navigator.clipboard.readText()") == "--fp8-gemm-backend cutlass"
+    assert tab.js("navigator.clipboard.readText()") == "--disable-cuda-graph"
