@@ -62,12 +62,15 @@ def line_informativeness(signature: str) -> float:
     return line_stats().informativeness(tokens(signature))
 
 
-def is_boilerplate(signature: str) -> bool:
+def is_boilerplate(signature: str, info: float | None = None) -> bool:
     """A line whose words occur in failures of every kind: less informative than the cut-off
-    fitted on the held-out DEV part (data/ranking.json ``boilerplate_below``)."""
+    fitted on the held-out DEV part (data/ranking.json ``boilerplate_below``). ``info`` is the
+    line's informativeness when the caller has it already."""
     from agent.rank import load_ranker
 
-    return line_informativeness(signature) < load_ranker().boilerplate_below
+    if info is None:
+        info = line_informativeness(signature)
+    return info < load_ranker().boilerplate_below
 
 
 def build_stats(documents: Iterable[tuple[str, Iterable[Iterable[str]]]], *, min_df: int = 2) -> dict:

@@ -753,13 +753,14 @@ _NEVER_BOILERPLATE = frozenset({"assertion", "api-response", "model-output", "ca
 def _decisive_first(line: SalientLine) -> tuple[bool, float, bool, float, int]:
     """Order of the salient lines: error lines before context lines; framework boilerplate (lines
     whose words occur in failures of every kind, ``agent.informative``) moves behind the causal
-    warnings (a kernel assertion or a pasted response, importance 0, stays first); then importance (``IMPORTANCE``), classified lines first, the more informative line
-    first, then first appearance."""
+    warnings (a kernel assertion, a pasted response or a causal warning is never boilerplate);
+    then importance (``IMPORTANCE``), classified lines first, the more informative line first,
+    then first appearance."""
     from agent.informative import is_boilerplate, line_informativeness
 
     info = line_informativeness(line.signature)
     importance = float(IMPORTANCE[line.reason])
-    if line.reason not in _NEVER_BOILERPLATE and is_boilerplate(line.signature):
+    if line.reason not in _NEVER_BOILERPLATE and is_boilerplate(line.signature, info):
         importance = max(importance, IMPORTANCE["causal-warning"] + 0.5)
     context = line.reason.startswith("before-")
     return (context, importance, line.cls is None, -round(info, 1), line.line or 0)

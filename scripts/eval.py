@@ -72,15 +72,10 @@ def heldout_queries() -> list[dict]:
 
 
 def paraphrase_queries() -> list[dict]:
-    path = ROOT / "eval" / "queries.jsonl"
+    from scripts.heldout import read_jsonl
+
     out = []
-    for n, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            q = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SystemExit(f"{path}:{n}: invalid JSON ({exc.msg})") from None
+    for _, q in read_jsonl(ROOT / "eval" / "queries.jsonl"):
         text = (ROOT / q["log"]).read_text(errors="replace") if q.get("log") else q["text"]
         fix = {"add": q.get("expected_fix") or []} if q.get("expected_fix") else None
         out.append(

@@ -23,17 +23,24 @@ SEED = "deploykb-heldout-2026-12-01"
 TEST_SHARE = 0.4
 
 
+def read_jsonl(path: Path) -> list[tuple[int, dict]]:
+    """``(line number, object)`` for every non-blank line; a bad line stops with ``path:line``."""
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append((n, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise SystemExit(f"{path}:{n}: invalid JSON ({exc.msg})") from None
+    return out
+
+
 def load_reports(folder: Path = HELDOUT) -> list[dict]:
     reports: list[dict] = []
     seen: set[str] = set()
     for path in sorted(folder.glob("reports-*.jsonl")):
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                r = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise SystemExit(f"{path}:{n}: invalid JSON ({exc.msg})") from None
+        for n, r in read_jsonl(path):
             rid = r.get("id")
             if not rid or rid in seen:
                 raise SystemExit(f"{path}:{n}: missing or duplicate report id {rid!r}")
