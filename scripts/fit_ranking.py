@@ -71,17 +71,16 @@ def collect(db, queries: list[dict]) -> list[dict]:
 
 
 def _top(entry: dict, weights, none_logit) -> tuple[dict | None, float]:
-    """The top candidate under the model and its probability (softmax with "none")."""
-    import math
+    """The top candidate under the model and its probability, scored as `ask` scores them."""
+    from agent.rank import Ranker
 
     if not entry["cands"]:
         return None, 0.0
-    zs = [sum(w * x for w, x in zip(weights, c["x"], strict=True)) for c in entry["cands"]]
-    order = sorted(range(len(zs)), key=lambda i: (-zs[i], entry["cands"][i]["fid"]))
-    top = max([none_logit, *zs])
-    total = sum(math.exp(z - top) for z in zs) + math.exp(none_logit - top)
-    i = order[0]
-    return entry["cands"][i], math.exp(zs[i] - top) / total
+    ranker = Ranker(tuple(weights), none_logit, 1.0, 0.0, 0.0, {})
+    zs = [ranker.logit(c["x"]) for c in entry["cands"]]
+    probs = ranker.probabilities(zs)
+    i = min(range(len(zs)), key=lambda k: (-zs[k], entry["cands"][k]["fid"]))
+    return entry["cands"][i], probs[i]
 
 
 def _fit(entries: list[dict], l2: float):
