@@ -77,8 +77,11 @@ class ProgressBar:
             self._progress.stop()
 
 
-def build_index(database, dirs: list[Path], embedder: str = "auto") -> IngestReport:
-    """Incremental ingest of ``dirs`` with a progress bar; the model loads only if needed."""
+def build_index(
+    database, dirs: list[Path], embedder: str = "auto", *, prune: bool = False
+) -> IngestReport:
+    """Incremental ingest of ``dirs`` with a progress bar; the model loads only if needed.
+    ``prune`` drops findings indexed from folders other than ``dirs``."""
     from agent.search import precompute
     from kb.embed import load_embedder
     from kb.ingest import ingest
@@ -92,6 +95,7 @@ def build_index(database, dirs: list[Path], embedder: str = "auto") -> IngestRep
             progress=bar.update,
             embedder_name=expected_embedder_name(embedder),
             on_wait=_say_waiting,
+            prune=prune,
         )
     finally:
         bar.stop()
@@ -181,6 +185,8 @@ def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "a
         return database
     for error in report.errors:
         print(f"warning: {error}", file=sys.stderr)
+    for notice in report.notices():
+        print(f"note: {notice}", file=sys.stderr)
     if reason is None and report.changed:
         print(
             f"deploykb: re-indexed changed findings ({report.added} added, {report.updated} "

@@ -47,6 +47,25 @@ class IngestReport:
     model: str | None = None  # the embedder used, when one was loaded
     errors: tuple[FindingError, ...] = ()
     warnings: tuple[ParseWarning, ...] = ()
+    # folder -> findings indexed from it although it is not among the folders read now
+    outside: tuple[tuple[str, int], ...] = ()
+    # (old folder, new folder, count): indexed findings whose ids a folder read now redefines
+    replaced: tuple[tuple[str, str, int], ...] = ()
+
+    def notices(self) -> list[str]:
+        """What a user should know about folders the index holds besides the ones read now."""
+        out = [
+            f"{n} finding(s) indexed from {old}, which is not among the folders read now, "
+            f"replaced by the same ids in {new}"
+            for old, new, n in self.replaced
+        ]
+        if self.outside:
+            where = ", ".join(f"{folder} ({n})" for folder, n in self.outside)
+            out.append(
+                f"the index also holds findings from folders not read now: {where}; "
+                "`deploykb ingest --prune` removes them"
+            )
+        return out
 
     @property
     def total(self) -> int:
@@ -166,6 +185,8 @@ class _Plan:
     kept: set[str] = field(default_factory=set)  # ids kept as indexed because their file is broken
     errors: list[FindingError] = field(default_factory=list)
     rejected_files: set[str] = field(default_factory=set)  # keys of files with a duplicate id
+    # ids indexed from a folder not read now that a file read now redefines: the file wins
+    replaced: dict[str, str] = field(default_factory=dict)  # id -> the old row's path
 
 
 def _plan(
@@ -183,12 +204,17 @@ def _plan(
     plan = _Plan()
     display = {f.key: str(f.path) for f in files}
 
-    # ids that already belong to someone: rows outside the ingested folders, in unchanged files,
-    # and in files that cannot be read or parsed (their indexed version is kept)
+    # ids that already belong to someone: rows in unchanged files and in files that cannot be
+    # read or parsed (their indexed version is kept). Rows from folders not read now are only
+    # ``outside``: a file read now that holds the same id replaces them (the folder the user
+    # points at now wins over a copy indexed from elsewhere, e.g. a moved checkout)
     owners: dict[str, str] = {}
+    outside: dict[str, str] = {}
     for fid, row in rows.items():
         key = row["path"]
-        if key in unchanged or key in unreadable or not _under(key, scopes):
+        if not _under(key, scopes):
+            outside[fid] = key
+        elif key in unchanged or key in unreadable:
             owners[fid] = display.get(key, key)
             if key in unreadable:
                 plan.kept.add(fid)
@@ -225,6 +251,8 @@ def _plan(
                 plan.rejected_files.add(f.key)
                 continue
             owners[finding.id] = str(f.path)
+            if finding.id in outside:
+                plan.replaced[finding.id] = outside[finding.id]
             plan.accepted.append((f, finding))
 
     for _f, finding in plan.accepted:
@@ -259,6 +287,7 @@ def ingest(
     embedder_name: str | None = None,
     batch_size: int = EMBED_WINDOW,
     on_wait: Callable[[str], None] | None = None,
+    prune: bool = False,
 ) -> IngestReport:
     """Bring the index in line with the findings under ``dirs`` (folders, or single files).
 
@@ -269,12 +298,14 @@ def ingest(
     with ``done=0`` and after each batch of embedded texts, only when there is embedding work.
     Rows of files that no longer exist (a moved or deleted folder) are removed, whatever folder
     they came from. ``on_wait(message)`` is called once if another process holds the write lock.
+    A finding read now whose id is indexed from a folder not read now replaces that row (the
+    report's ``replaced`` says so); ``prune`` removes every row from folders not read now.
     """
     scopes = [Path(d).resolve() for d in dirs]
     # nothing to do is found without the write lock and without parsing anything; any doubt
     # (a damaged or busy file included) goes the locked way, which reports it
     try:
-        unchanged_report = _nothing_to_do(db, dirs, scopes, embedder_name)
+        unchanged_report = _nothing_to_do(db, dirs, scopes, embedder_name, prune)
     except sqlite3.Error:
         unchanged_report = None
     if unchanged_report is not None:
@@ -298,7 +329,8 @@ def ingest(
                 unreadable.add(str(path.resolve()))
         store.ensure_schema(db)
         report, parsed = _ingest_locked(
-            db, files, unreadable, scopes, embedder_factory, embedder_name, progress, batch_size
+            db, files, unreadable, scopes, embedder_factory, embedder_name, progress, batch_size,
+            prune,
         )
     return replace(
         report,
@@ -321,16 +353,18 @@ def _ingest_locked(
     embedder_name: str | None,
     progress: Progress | None,
     batch_size: int,
+    prune: bool = False,
 ) -> tuple[IngestReport, dict[str, Any]]:
     """The body of ``ingest``, run while it holds the write lock."""
     from kb.parse import PARSER_VERSION
 
     rows = store.indexed_rows(db)
-    # rows of files that are gone (a moved or deleted team folder): dropped, whatever the scope
+    # rows of files that are gone (a moved or deleted team folder): dropped, whatever the scope;
+    # with ``prune``, every row from a folder not read now
     gone = [
         fid
         for fid, row in rows.items()
-        if not _under(row["path"], scopes) and not os.path.lexists(row["path"])
+        if not _under(row["path"], scopes) and (prune or not os.path.lexists(row["path"]))
     ]
     for fid in gone:
         del rows[fid]
@@ -440,9 +474,31 @@ def _ingest_locked(
             embedded=embedded,
             model=embedder.name if embedder is not None else None,
             errors=tuple(plan.errors),
+            outside=_outside(rows, scopes, set(plan.replaced)),
+            replaced=_replaced(plan.replaced, {fd.id: f.key for f, fd in plan.accepted}),
         ),
         parsed,
     )
+
+
+def _outside(
+    rows: dict[str, dict[str, Any]], scopes: Sequence[Path], skip: set[str]
+) -> tuple[tuple[str, int], ...]:
+    """Folders (of the files) the index holds findings from, though they are not read now."""
+    counts: dict[str, int] = {}
+    for fid, row in rows.items():
+        if fid not in skip and not _under(row["path"], scopes):
+            folder = str(Path(row["path"]).parent)
+            counts[folder] = counts.get(folder, 0) + 1
+    return tuple(sorted(counts.items()))
+
+
+def _replaced(old: dict[str, str], new: dict[str, str]) -> tuple[tuple[str, str, int], ...]:
+    counts: dict[tuple[str, str], int] = {}
+    for fid, path in old.items():
+        pair = (str(Path(path).parent), str(Path(new[fid]).parent))
+        counts[pair] = counts.get(pair, 0) + 1
+    return tuple((a, b, n) for (a, b), n in sorted(counts.items()))
 
 
 def _parse_one(f: _File) -> Any:
@@ -469,6 +525,7 @@ def _nothing_to_do(
     dirs: Sequence[Path],
     scopes: Sequence[Path],
     embedder_name: str | None,
+    prune: bool = False,
 ) -> IngestReport | None:
     """The report of an ingest with nothing to do, found from ids, paths and hashes alone (no
     finding is loaded or parsed); ``None`` when something may have changed. Nothing to do: every
@@ -504,12 +561,19 @@ def _nothing_to_do(
             return None
     if any(path not in keys and _under(path, scopes) for path in by_path):
         return None  # a file was removed
+    outside = [path for path in by_path if not _under(path, scopes)]
+    if prune and outside:
+        return None  # rows to prune: the locked path removes them
     if db.execute(
         "SELECT 1 FROM embeddings WHERE model != ? OR length(vector) != 4 * dim LIMIT 1", [name]
     ).fetchone():
         return None  # another model's vectors, or damaged ones: the locked path re-embeds them
     unchanged = sum(len(by_path[k]) for k in keys)
-    return IngestReport(unchanged=unchanged)
+    counts: dict[str, int] = {}
+    for path in outside:
+        folder = str(Path(path).parent)
+        counts[folder] = counts.get(folder, 0) + len(by_path[path])
+    return IngestReport(unchanged=unchanged, outside=tuple(sorted(counts.items())))
 
 
 @contextmanager

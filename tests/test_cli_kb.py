@@ -148,6 +148,33 @@ def test_default_folders_are_shipped_plus_findings_env(run, tmp_path, monkeypatc
     assert sorted(d["id"] for d in listed) == [DSV3, "mistral-awq-l40s-works", QWEN]
 
 
+def test_a_folder_no_longer_read_is_named_and_pruned_on_request(run, findings_dir, tmp_path):
+    team = tmp_path / "team"
+    team.mkdir()
+    shutil.move(findings_dir / f"{DSV3}.md", team / f"{DSV3}.md")
+    assert run("ingest", findings_dir, team).exit_code == 0
+    kept = run("ingest", findings_dir)
+    assert kept.exit_code == 0
+    assert f"{team.resolve()} (1)" in kept.stderr and "deploykb ingest --prune" in kept.stderr
+    assert kept.stdout.startswith("3 findings unchanged")
+    pruned = run("ingest", "--prune", findings_dir)
+    assert pruned.exit_code == 0, pruned.stderr
+    assert "1 removed" in pruned.stdout and pruned.stderr == ""
+    assert DSV3 not in run("list", "--json").stdout
+
+
+def test_a_second_checkout_sharing_the_index_takes_it_over(run, findings_dir, tmp_path):
+    assert run("ingest", findings_dir).exit_code == 0
+    clone = tmp_path / "clone" / "findings"
+    shutil.copytree(findings_dir, clone)
+    result = run("ingest", clone)
+    assert result.exit_code == 0, result.stderr
+    assert f"4 finding(s) indexed from {findings_dir.resolve()}" in result.stderr
+    assert "duplicate id" not in result.stderr
+    listed = json.loads(run("list", "--json").stdout)
+    assert {Path(f["path"]).parent for f in listed} == {clone.resolve()}
+
+
 def test_split_dirs_splits_on_the_path_separator():
     assert split_dirs([Path(f"a{os.pathsep}b"), Path("c")]) == [Path("a"), Path("b"), Path("c")]
     assert split_dirs(None) == []

@@ -153,6 +153,44 @@ def test_findings_from_other_folders_are_left_alone(tmp_db, findings_dir, tmp_pa
     assert MISTRAL in [f.id for f in store.load_findings(tmp_db)]
 
 
+def test_findings_from_other_folders_are_named_and_pruned_on_request(
+    tmp_db, findings_dir, tmp_path, fake_embedder
+):
+    team = tmp_path / "team"
+    team.mkdir()
+    shutil.move(findings_dir / f"{MISTRAL}.md", team / f"{MISTRAL}.md")
+    ingest(tmp_db, [findings_dir, team], lambda: fake_embedder)
+    kept = ingest(tmp_db, [findings_dir], lambda: fake_embedder)
+    assert kept.outside == ((str(team.resolve()), 1),)
+    assert any("--prune" in n and str(team.resolve()) in n for n in kept.notices())
+    pruned = ingest(tmp_db, [findings_dir], lambda: fake_embedder, prune=True)
+    assert (pruned.removed, pruned.outside) == (1, ())
+    assert MISTRAL not in [f.id for f in store.load_findings(tmp_db)]
+    assert pruned.notices() == []
+
+
+def test_a_moved_checkout_replaces_its_old_rows_without_an_error(
+    tmp_db, findings_dir, tmp_path, embedder_factory
+):
+    # the same knowledge base at a new place (a second clone sharing the per-user index): the
+    # folder read now wins, nothing is re-embedded, and the old folder is named once
+    ingest(tmp_db, [findings_dir], embedder_factory)
+    clone = tmp_path / "clone" / "findings"
+    shutil.copytree(findings_dir, clone)
+    embedder_factory.calls = 0
+    report = ingest(tmp_db, [clone], embedder_factory)
+    assert report.errors == ()
+    assert (report.embedded, embedder_factory.calls) == (0, 0)
+    assert report.replaced == ((str(findings_dir.resolve()), str(clone.resolve()), 4),)
+    assert report.outside == ()
+    paths = {f.path for f in store.load_findings(tmp_db)}
+    assert paths == {str(p.resolve()) for p in finding_files([clone])}
+    # within the folders read now, one id twice is still an error
+    shutil.copy(clone / f"{QWEN}.md", clone / "again.md")
+    again = ingest(tmp_db, [clone], embedder_factory)
+    assert [e.line for e in again.errors] == [2]
+
+
 def test_single_file_path_can_be_ingested(tmp_db, findings_dir, embedder_factory):
     report = ingest(tmp_db, [findings_dir / f"{QWEN}.md"], embedder_factory)
     assert report.added == 1

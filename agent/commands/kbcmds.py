@@ -37,6 +37,14 @@ def ingest_command(
     db: DbOption = None,
     findings: FindingsOption = None,
     embedder: EmbedderOption = "auto",
+    prune: Annotated[
+        bool,
+        typer.Option(
+            "--prune",
+            help="Also remove findings indexed from folders not read now (a team folder no "
+            "longer configured, an old checkout).",
+        ),
+    ] = False,
     json_out: JsonOption = False,
 ) -> None:
     """Index findings into the SQLite database, embedding only what changed.
@@ -48,10 +56,12 @@ def ingest_command(
     dirs = list(paths) if paths else findings_dirs(split_dirs(findings))
     database = open_db(resolve_db_path(db))
     start = time.monotonic()
-    report = build_index(database, dirs, embedder)
+    report = build_index(database, dirs, embedder, prune=prune)
     elapsed = time.monotonic() - start
     for warning in report.warnings:
         typer.echo(f"warning: {warning}", err=True)
+    for notice in report.notices():
+        typer.echo(f"note: {notice}", err=True)
     for error in report.errors:
         typer.echo(str(error), err=True)
     if json_out:
@@ -87,6 +97,7 @@ def _report_dict(report: IngestReport, seconds: float) -> dict[str, Any]:
         "seconds": round(seconds, 2),
         "errors": [str(e) for e in report.errors],
         "warnings": [str(w) for w in report.warnings],
+        "notices": report.notices(),
     }
 
 
