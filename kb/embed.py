@@ -114,6 +114,7 @@ def export_onnx(model_path: Path | None = None, target: Path | None = None) -> P
 
         import torch
         from transformers import AutoModel
+        from transformers.utils import logging as hf_logging
     except ImportError as exc:
         raise EmbeddingError(
             "exporting the embedding model to ONNX needs torch and transformers "
@@ -135,6 +136,8 @@ def export_onnx(model_path: Path | None = None, target: Path | None = None) -> P
             pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
             return torch.nn.functional.normalize(pooled, p=2.0, dim=1)
 
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()  # a one-time export says nothing on the user's stderr
     try:
         encoder = AutoModel.from_pretrained(str(path), attn_implementation="eager").eval()
     except Exception as exc:  # noqa: BLE001 - translate whatever the loader throws

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -9,6 +10,24 @@ from pathlib import Path
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _user_onnx_dir() -> str:
+    from kb.embed import onnx_cache_dir
+
+    return str(onnx_cache_dir())
+
+
+# the ONNX export made by scripts/setup.sh, found before any test points XDG_CACHE_HOME elsewhere
+USER_ONNX_DIR = os.environ.get("DEPLOYKB_ONNX_DIR") or _user_onnx_dir()
+
+
+@pytest.fixture(autouse=True)
+def _one_onnx_export(monkeypatch):
+    """Every test reuses the one ONNX export of the bundled model (made once by setup, or by the
+    first test that needs it) even when it gives itself a private cache folder; the tests of the
+    export itself set ``DEPLOYKB_ONNX_DIR`` to a folder of their own."""
+    monkeypatch.setenv("DEPLOYKB_ONNX_DIR", USER_ONNX_DIR)
 KB_FINDINGS = FIXTURES / "kb" / "findings"
 
 

@@ -59,16 +59,13 @@ RuntimeError: CUDA error: device-side assert triggered
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory):
-    """The shipped findings indexed once for the module with the bundled MiniLM (NumPy runtime)."""
-    from kb.embed import load_embedder
-    from kb.ingest import ingest
-    from kb.resources import shipped_findings_dir
+def index(shipped_index_path):
+    """The shipped findings indexed with the bundled MiniLM: the session's one real-model index
+    (these tests only read it)."""
     from kb.store import open_db
 
-    db = open_db(tmp_path_factory.mktemp("ask") / "kb.db")
-    report = ingest(db, [shipped_findings_dir()], lambda: load_embedder("auto"))
-    assert report.errors == () and report.added > 40
+    db = open_db(shipped_index_path)
+    assert db.execute("SELECT count(*) FROM findings").fetchone()[0] > 40
     yield db
     db.close()
 

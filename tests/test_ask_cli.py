@@ -341,7 +341,9 @@ def test_hub_config_gives_the_architecture_and_is_cached(db, monkeypatch, tmp_pa
 # --- the index -----------------------------------------------------------------------------------
 
 
-def test_missing_index_is_built(tmp_path):
+def test_missing_index_is_built(tmp_path, monkeypatch):
+    # the plumbing, not the model: the hash embedder builds the index in a fraction of a second
+    monkeypatch.setenv("DEPLOYKB_EMBEDDER", "hash")
     path = tmp_path / "fresh" / "kb.db"
     result = ask(ASSERT, "--db", path, "--json")
     assert result.exit_code == 0
