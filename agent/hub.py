@@ -7,13 +7,13 @@ that says what to do instead. The Hugging Face token is sent as a header and nev
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -244,14 +244,15 @@ VLLM_VERSION_PATH = "/version"
 VLLM_MODELS_PATH = "/v1/models"
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class ServerInfo:
     """What a running server reports about itself."""
 
     framework: str  # "sglang" or "vllm"
     version: str | None  # the version the server reports, as written ("0.5.9", "0.11.0")
     model: str | None  # the model path it serves
-    args: dict[str, Any] = field(default_factory=dict)  # SGLang's ServerArgs; {} for vLLM
+    # SGLang's ServerArgs fields; {} for vLLM
+    args: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def _get(http, target: str, base: str, headers: dict[str, str], timeout: float):

@@ -69,7 +69,8 @@ def test_sglang_server_info_version_is_the_framework_version():
 
 def test_older_sglang_get_server_info_version():
     seen: list[str] = []
-    info = fetch_server("127.0.0.1:30000", client=mock_client({"/get_server_info": SGLANG_INFO}, seen))
+    client = mock_client({"/get_server_info": SGLANG_INFO}, seen)
+    info = fetch_server("127.0.0.1:30000", client=client)
     assert seen == ["/server_info", "/get_server_info"]
     assert (info.framework, info.version, info.model) == ("sglang", "0.5.9", "nvidia/GLM-5-NVFP4")
 
