@@ -129,8 +129,10 @@ def export_command(
 ) -> None:
     """Export the compatibility table: what runs where, with which flags, and the evidence.
 
-    Rows are model × GPU (SM) × quantization × framework; each cell gives the status (absent means
-    untested), the key flags, the best throughput, the date and links to every finding behind it.
+    First the grid, model family × GPU (SM): each cell a status and the number of findings behind
+    it. Then the rows, grouped by family: model × GPU × quantization × framework, each with the
+    status (absent means untested), the key flags, the best throughput, the date and links to
+    every finding behind it.
 
     Example: deploykb export --format html -o compat.html --gpu sm120
     """
