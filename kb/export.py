@@ -665,16 +665,19 @@ def to_markdown(table: CompatTable, link_base: FindingLinks | str | None = None)
             cells = [f"[{_md_escape(family)}](#{anchors[family]})"]
             for sm in table.matrix.sms:
                 c = table.matrix.cell(family, sm)
-                text = f"{_MD_MARK[c.status]} {c.status}"
-                if c.findings:
-                    text += f" · [{len(c.findings)}](#{anchors[family]})"
-                cells.append(text)
+                if c.status == UNTESTED:  # the mark alone: the legend names it
+                    cells.append(_MD_MARK[UNTESTED])
+                    continue
+                cells.append(
+                    f"{_MD_MARK[c.status]} {c.status} · [{len(c.findings)}](#{anchors[family]})"
+                )
             grid_body.append(cells)
         lines += _md_table(["Family", *table.matrix.sms], grid_body)
         lines += [
             "",
             "Each cell: the status of the deployments of that family on that GPU generation and "
-            "the number of findings behind it (linked to the family's rows below).",
+            "the number of findings behind it (linked to the family's rows below); "
+            f"{_MD_MARK[UNTESTED]}: {UNTESTED}.",
             "",
         ]
     lines += [f"### {_MD_ROWS_TITLE}", ""]

@@ -537,14 +537,14 @@ border:1px solid var(--line);border-radius:6px;padding:4px 8px;height:30px;max-w
 .gwrap{overflow:auto;max-width:100%}
 #matrix{width:auto;background:var(--panel);border:1px solid var(--line);border-radius:8px;
 border-collapse:separate;border-spacing:0;overflow:hidden}
-#matrix th,#matrix td{padding:4px 5px;border-bottom:1px solid var(--line);font-size:12.5px}
+#matrix th,#matrix td{padding:4px 3px;border-bottom:1px solid var(--line);font-size:12.5px}
 #matrix thead th{font:600 12px ui-monospace,monospace;color:var(--ink);background:var(--soft);
 vertical-align:bottom;text-align:left}
 .gname{display:block;font:400 10.5px system-ui,sans-serif;color:var(--muted);max-width:120px;
 white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 #matrix tbody th{text-align:left;padding-right:14px;white-space:nowrap}
 #matrix tr:last-child>*{border-bottom:0}
-.mcell{display:block;min-width:118px;white-space:nowrap;border-radius:4px;padding:3px 8px;font-size:12px;
+.mcell{display:block;min-width:106px;white-space:nowrap;border-radius:4px;padding:3px 6px;font-size:12px;
 font-weight:600;color:var(--c);background:var(--b);text-decoration:none}
 .mcell .mn{display:block;font-weight:400;font-size:11px;color:var(--ink);opacity:.75}
 .mcell.s-untested{font-weight:400;background:repeating-linear-gradient(135deg,var(--b) 0 6px,
