@@ -283,9 +283,14 @@ def folder_links(
         if not url.strip():
             raise ExportError(f"--link-base {value!r}: no address after the folder")
         url = url.strip()
-        folders[str(Path(os.path.abspath(Path(folder).expanduser())).resolve())] = (
-            url if url.endswith("/") else url + "/"
-        )
+        url = url if url.endswith("/") else url + "/"
+        key = str(Path(os.path.abspath(Path(folder).expanduser())).resolve())
+        if folders.get(key, url) != url:
+            raise ExportError(
+                f"--link-base {value!r}: {key} already links to {folders[key]!r}; "
+                "give one address per folder"
+            )
+        folders[key] = url
     return FindingLinks(tuple(folders.items()))
 
 

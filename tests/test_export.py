@@ -524,6 +524,15 @@ def test_link_base_per_folder(tmp_path):
     assert links(refs["elsewhere"]) == (tmp_path / "other" / "x.md").as_uri()
 
 
+def test_link_base_two_addresses_for_one_folder(tmp_path):
+    with pytest.raises(ExportError) as exc:
+        folder_links(["https://a.example/", f"{tmp_path}=https://b.example/"], tmp_path)
+    assert str(exc.value) == (
+        f"--link-base '{tmp_path}=https://b.example/': {tmp_path.resolve()} already links to "
+        "'https://a.example/'; give one address per folder"
+    )
+
+
 def test_link_base_folder_that_does_not_exist(tmp_path):
     with pytest.raises(ExportError) as exc:
         folder_links(["nope=https://x/"], tmp_path, tmp_path)
@@ -572,6 +581,13 @@ def test_write_export_onto_a_folder_leaves_nothing_behind(tmp_path):
 
 
 # --- CLI -----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _no_user_settings(monkeypatch):
+    """The user's own folders and link settings do not leak into the CLI tests."""
+    for name in ("DEPLOYKB_FINDINGS", "DEPLOYKB_LINK_BASE", "DEPLOYKB_EMBEDDER", "DEPLOYKB_DB"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture
