@@ -251,7 +251,7 @@ class FindingLinks:
         return path.as_uri()
 
 
-def _linker(links: FindingLinks | str | None) -> Callable[[FindingRef], str]:
+def finding_linker(links: FindingLinks | str | None) -> Callable[[FindingRef], str]:
     """A plain string is a prefix for every finding's file name; ``None`` is ``FindingLinks()``."""
     if links is None:
         return FindingLinks()
@@ -657,7 +657,7 @@ def to_markdown(table: CompatTable, link_base: FindingLinks | str | None = None)
     """A GitHub-flavoured Markdown page: summary line, the family × GPU grid (each cell a status
     and the number of findings behind it, linked to the family's rows), then one table per
     family, then the legend."""
-    link = _linker(link_base)
+    link = finding_linker(link_base)
     taken = {github_anchor("Compatibility"), github_anchor(_MD_GRID_TITLE)}
     taken.add(github_anchor(_MD_ROWS_TITLE))
     families = families_in_order(table.rows)
@@ -817,7 +817,7 @@ def _flags_json(flags: Sequence[FlagItem]) -> dict:
 
 def table_to_dict(table: CompatTable, link_base: FindingLinks | str | None = None) -> dict:
     """The JSON document as Python data (schema in docs/export.md)."""
-    link = _linker(link_base)
+    link = finding_linker(link_base)
     rows = []
     for row in table.rows:
         cell = row.cell

@@ -27,10 +27,10 @@ from kb.export import (
     FindingLinks,
     FindingRef,
     Row,
-    _linker,
     _sm_number,
     families_in_order,
     filter_description,
+    finding_linker,
 )
 
 
@@ -336,7 +336,7 @@ def _matrix_html(table: CompatTable, gpus: dict[str, set[str]]) -> str:
 def to_html(table: CompatTable, link_base: FindingLinks | str | None = None) -> str:
     """One self-contained page: the grid first, then the rows by family (status colours,
     sortable and filterable, copyable flags), then the legend."""
-    link = _linker(link_base)
+    link = finding_linker(link_base)
     counts = table.status_counts()
     pills = "".join(
         f'<button type="button" class="pill s-{_slug(label)}" data-status="{_e(label)}">'
