@@ -92,14 +92,14 @@ def build_context(
     from agent.flags import parse_command
 
     command: LaunchConfig | None = None
-    server_version = None
+    served = None  # what --server reports about itself
     if server:
-        from agent.hub import fetch_server_args, server_args_to_command
+        from agent.hub import fetch_server, server_args_to_command
 
         try:
-            info = fetch_server_args(server, client=client)
-            command = parse_command(server_args_to_command(info), "sglang")
-            server_version = info.get("version") if isinstance(info.get("version"), str) else None
+            served = fetch_server(server, client=client)
+            if served.args:  # SGLang reports its arguments: they are the current command
+                command = parse_command(server_args_to_command(served.args), "sglang")
         except ConfigFetchError as exc:
             warnings.append(f"--server: {exc}; continuing without the live server's arguments")
     if cmd:
@@ -108,15 +108,22 @@ def build_context(
     fw_name, fw_version = split_framework(framework)
     if fw_name is None and command is not None:
         fw_name = command.framework
-    if fw_version is None and server_version and fw_name in (None, "sglang"):
-        fw_name, fw_version = "sglang", server_version
+    if served is not None and served.version:
+        if fw_name in (None, served.framework):
+            if fw_version is None:  # the running server's own version
+                fw_name, fw_version = served.framework, served.version
+        else:
+            warnings.append(
+                f"--server reports {served.framework} {served.version}, but the framework "
+                f"given is {fw_name}; using {fw_name}"
+            )
     if fw_version is None and fw_name and detect:
         from agent.registry import installed_version
 
         fw_version = installed_version(fw_name)  # the package's metadata, never an import
 
     given_model = model
-    model = model or (command.model if command else None)
+    model = model or (command.model if command else None) or (served.model if served else None)
     if quant is None and command is not None:
         for flag in command.flags:
             if flag.name == "--quantization" and flag.value:

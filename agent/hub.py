@@ -7,6 +7,7 @@ that says what to do instead. The Hugging Face token is sent as a header and nev
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -25,6 +26,8 @@ __all__ = [
     "DEFAULT_HF_ENDPOINT",
     "SERVER_INFO_PATHS",
     "default_cache_dir",
+    "ServerInfo",
+    "fetch_server",
     "fetch_server_args",
     "load_model_config",
     "server_args_to_command",
@@ -234,6 +237,127 @@ def _base_url(url: str) -> str:
     return url
 
 
+# vLLM's OpenAI-compatible server answers GET /version with {"version": "<vllm.__version__>"} and
+# GET /v1/models with the served models, each with its "root" (the model path it was started
+# with); it does not report its launch arguments (vllm/entrypoints/openai/api_server.py).
+VLLM_VERSION_PATH = "/version"
+VLLM_MODELS_PATH = "/v1/models"
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerInfo:
+    """What a running server reports about itself."""
+
+    framework: str  # "sglang" or "vllm"
+    version: str | None  # the version the server reports, as written ("0.5.9", "0.11.0")
+    model: str | None  # the model path it serves
+    # SGLang's ServerArgs fields; {} for vLLM
+    args: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def _get(http, target: str, base: str, headers: dict[str, str], timeout: float):
+    import httpx
+
+    try:
+        return http.get(target, headers=headers, timeout=timeout, follow_redirects=True)
+    except httpx.TimeoutException as exc:
+        raise ConfigFetchError(
+            f"timed out after {timeout} s asking {target} for the server arguments; "
+            "is the server busy or still starting?"
+        ) from exc
+    except httpx.TransportError as exc:
+        raise ConfigFetchError(
+            f"cannot reach {base} ({type(exc).__name__}); is the SGLang server running "
+            "and is the URL right?"
+        ) from exc
+
+
+def _check_answer(response) -> Any:
+    if response.status_code == 401:
+        raise ConfigFetchError(
+            f"{response.request.url}: HTTP 401; the server was started with --api-key, "
+            "pass the same key"
+        )
+    if response.status_code != 200:
+        raise ConfigFetchError(
+            f"{response.request.url}: HTTP {response.status_code}; expected an SGLang server "
+            f"answering {' or '.join(SERVER_INFO_PATHS)} (or vLLM answering {VLLM_VERSION_PATH})"
+        )
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise ConfigFetchError(f"{response.request.url}: the answer is not JSON") from exc
+
+
+def _version_text(value: object) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def fetch_server(
+    url: str,
+    *,
+    client: httpx.Client | None = None,
+    timeout: float = 3.0,
+    api_key: str | None = None,
+) -> ServerInfo:
+    """Ask a running server what it is: SGLang's server-info endpoint (``/server_info``, then the
+    older ``/get_server_info``) gives its arguments and ``version``; when neither exists, vLLM's
+    ``/version`` gives the version and ``/v1/models`` the model. ``api_key`` is for servers
+    started with ``--api-key``."""
+    import httpx
+
+    base = _base_url(url)
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    own = client is None
+    http = client if client is not None else httpx.Client()
+    try:
+        response = None
+        for path in SERVER_INFO_PATHS:
+            response = _get(http, f"{base}{path}", base, headers, timeout)
+            if response.status_code != 404:
+                break
+        assert response is not None
+        if response.status_code == 404:
+            version_response = _get(http, f"{base}{VLLM_VERSION_PATH}", base, headers, timeout)
+            if version_response.status_code != 404:
+                return _vllm_info(http, base, headers, timeout, version_response)
+        data = _check_answer(response)
+    finally:
+        if own:
+            http.close()
+    if not isinstance(data, dict) or "model_path" not in data:
+        raise ConfigFetchError(
+            f"{response.request.url}: the answer has no 'model_path'; is this an SGLang server?"
+        )
+    data = dict(data)
+    data.pop("internal_states", None)
+    return ServerInfo(
+        framework="sglang",
+        version=_version_text(data.get("version")),
+        model=str(data["model_path"]) if data.get("model_path") else None,
+        args=data,
+    )
+
+
+def _vllm_info(http, base: str, headers, timeout: float, version_response) -> ServerInfo:
+    data = _check_answer(version_response)
+    version = _version_text(data.get("version")) if isinstance(data, dict) else None
+    if version is None:
+        raise ConfigFetchError(
+            f"{version_response.request.url}: the answer has no 'version'; is this a vLLM server?"
+        )
+    model = None
+    models = _get(http, f"{base}{VLLM_MODELS_PATH}", base, headers, timeout)
+    if models.status_code == 200:
+        try:
+            listed = models.json().get("data") or []
+        except (ValueError, AttributeError):
+            listed = []
+        first = listed[0] if listed and isinstance(listed[0], dict) else {}
+        model = first.get("root") or first.get("id") or None
+    return ServerInfo(framework="vllm", version=version, model=model)
+
+
 def fetch_server_args(
     url: str,
     *,
@@ -247,56 +371,12 @@ def fetch_server_args(
     ``version``; the per-DP ``internal_states`` list is dropped. ``/server_info`` is tried first,
     then the older ``/get_server_info``. ``api_key`` is for servers started with ``--api-key``.
     """
-    import httpx
-
-    base = _base_url(url)
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    own = client is None
-    http = client if client is not None else httpx.Client()
-    try:
-        response = None
-        for path in SERVER_INFO_PATHS:
-            target = f"{base}{path}"
-            try:
-                response = http.get(target, headers=headers, timeout=timeout, follow_redirects=True)
-            except httpx.TimeoutException as exc:
-                raise ConfigFetchError(
-                    f"timed out after {timeout} s asking {target} for the server arguments; "
-                    "is the server busy or still starting?"
-                ) from exc
-            except httpx.TransportError as exc:
-                raise ConfigFetchError(
-                    f"cannot reach {base} ({type(exc).__name__}); is the SGLang server running "
-                    "and is the URL right?"
-                ) from exc
-            if response.status_code != 404:
-                break
-    finally:
-        if own:
-            http.close()
-
-    assert response is not None
-    if response.status_code == 401:
+    info = fetch_server(url, client=client, timeout=timeout, api_key=api_key)
+    if info.framework != "sglang":
         raise ConfigFetchError(
-            f"{response.request.url}: HTTP 401; the server was started with --api-key, "
-            "pass the same key"
+            f"{_base_url(url)} is a {info.framework} server, which does not report its arguments"
         )
-    if response.status_code != 200:
-        raise ConfigFetchError(
-            f"{response.request.url}: HTTP {response.status_code}; expected an SGLang server "
-            f"answering {' or '.join(SERVER_INFO_PATHS)}"
-        )
-    try:
-        data = response.json()
-    except ValueError as exc:
-        raise ConfigFetchError(f"{response.request.url}: the answer is not JSON") from exc
-    if not isinstance(data, dict) or "model_path" not in data:
-        raise ConfigFetchError(
-            f"{response.request.url}: the answer has no 'model_path'; is this an SGLang server?"
-        )
-    data = dict(data)
-    data.pop("internal_states", None)
-    return data
+    return info.args
 
 
 # ServerArgs field -> launch flag, in the order the command is written. Only fields that decide

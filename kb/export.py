@@ -11,7 +11,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
+import urllib.parse
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +22,7 @@ from kb.document import source_url
 from kb.errors import ExportError
 from kb.records import Finding
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the matrix says "conflicting" (was "mixed"), cells list findings
 
 FORMATS = ("md", "csv", "json", "html")
 
@@ -33,18 +35,29 @@ STATUS_LABELS = {
     "broken": "broken",
 }
 STATUS_ORDER = ("works", "works with flags", "partial", "broken", UNTESTED)
+# The one word for findings that disagree, in a row, a grid cell and the legend alike.
+CONFLICTING = "conflicting"
 # Labels in the same outcome group do not disagree: "works" and "works with flags" both run.
 _OUTCOME = {"works": "runs", "works with flags": "runs", "partial": "partial", "broken": "broken"}
 
 ANY_MODEL = "(any)"
 UNSPECIFIED_GPU = "(unspecified)"
 OTHER_FAMILY = "(other)"
+UNSPECIFIED = "unspecified"  # quantization or framework not given
+
+# Quantization schemes, by the word that names them in a finding's free-text quantization
+# ("nvfp4 (modelopt_fp4)", "fp8, kv cache fp8"): the grid is refined by scheme, not by the text.
+# A number format or method named anywhere wins over a bit-width pattern ("w8a8_fp8" is fp8).
+_QUANT_SCHEMES = (
+    ("nvfp4", "mxfp4", "mxfp8", "fp4", "fp8", "int4", "int8", "awq", "gptq"),
+    ("w4a16", "w4a8", "w8a8", "w8a16", "bf16", "fp16"),
+)
 
 # Model family from a model id (or, failing that, the architecture): first match wins; the
 # family is the template with the pattern's groups filled in ("_" read as ".").
 _FAMILY_RULES: tuple[tuple[str, str], ...] = (
     (r"qwq", "QwQ"),
-    (r"qwen[\s_-]*(\d+(?:[._]\d+)?)", "Qwen\\1"),
+    (r"qwen[\s_-]*(\d+(?:[._]\d+)?)(?![\dbB])", "Qwen\\1"),  # "Qwen-32B" is a size
     (r"glm[\s_-]*(\d+)", "GLM-\\1"),
     (r"kimi[\s_-]*k(\d+)", "Kimi K\\1"),
     (r"deepseek", "DeepSeek"),
@@ -53,6 +66,7 @@ _FAMILY_RULES: tuple[tuple[str, str], ...] = (
     (r"llama", "Llama"),
     (r"mixtral|mistral|ministral|devstral|magistral", "Mistral"),
     (r"gemma", "Gemma"),
+    (r"c4ai|command[\s_-]*r\b|cohere", "Command R"),
     (r"nemotron", "Nemotron"),
     (r"phi[\s_-]*\d", "Phi"),
     (r"kimi", "Kimi"),
@@ -89,6 +103,7 @@ class FindingRef:
     sources: tuple[SourceLink, ...] = ()
     flags: tuple[FlagItem, ...] = ()
     framework_version: str | None = None
+    path: str | None = None  # the finding's file as indexed (absolute), when known
 
 
 @dataclass(frozen=True)
@@ -160,13 +175,18 @@ class Row:
         versions = "; ".join(self.framework_versions)
         return f"{name} {versions}".strip()
 
+    @property
+    def quant_kind(self) -> str:
+        return quant_kind(self.quantization)
+
 
 @dataclass(frozen=True)
 class MatrixCell:
     family: str
     sm: str
-    status: str  # summary label of its rows, "mixed" when they disagree, "untested" when none
+    status: str  # summary label of its rows, "conflicting" when they disagree, "untested" if none
     counts: tuple[tuple[str, int], ...] = ()  # (label, rows), in STATUS_ORDER
+    findings: tuple[str, ...] = ()  # ids of the findings behind the cell, row by row
 
 
 @dataclass(frozen=True)
@@ -203,6 +223,77 @@ class CompatTable:
         return sum(1 for row in self.rows if row.cell.conflict)
 
 
+@dataclass(frozen=True)
+class FindingLinks:
+    """Where the link to a finding's file points.
+
+    ``folders`` maps a findings folder to the address its files are published under
+    (``--link-base FOLDER=URL``): a finding under that folder links to the address plus its path
+    inside the folder. A finding in none of them links to its own file by absolute ``file://``
+    URI, so the page works wherever it is opened on this machine, and team findings point into
+    their own folder. A finding whose file is not known (built in code) links to ``fallback``
+    plus its file name.
+    """
+
+    folders: tuple[tuple[str, str], ...] = ()  # (absolute folder, address ending in "/")
+    fallback: str = "findings/"
+
+    def __call__(self, ref: FindingRef) -> str:
+        if not ref.path:
+            return self.fallback + ref.file
+        path = Path(os.path.abspath(ref.path))
+        for folder, base in sorted(self.folders, key=lambda fb: -len(fb[0])):
+            try:
+                inside = path.relative_to(folder)
+            except ValueError:
+                continue
+            return base + urllib.parse.quote(inside.as_posix())
+        return path.as_uri()
+
+
+def finding_linker(links: FindingLinks | str | None) -> Callable[[FindingRef], str]:
+    """A plain string is a prefix for every finding's file name; ``None`` is ``FindingLinks()``."""
+    if links is None:
+        return FindingLinks()
+    if isinstance(links, str):
+        return lambda ref: links + ref.file
+    return links
+
+
+def folder_links(
+    bases: Sequence[str], default_folder: Path | str, cwd: Path | None = None
+) -> FindingLinks:
+    """``--link-base`` values: ``FOLDER=URL`` for the findings under FOLDER, a plain ``URL`` for
+    the shipped findings (``default_folder``). A ``FOLDER`` that is not a folder is an error."""
+    folders: dict[str, str] = {}
+    for value in bases:
+        folder, sep, url = value.partition("=")
+        if not sep or "://" in folder or not folder.strip():
+            folder, url = str(default_folder), value
+        else:
+            where = Path(folder).expanduser()
+            if cwd is not None and not where.is_absolute():
+                where = cwd / where
+            if not where.is_dir():
+                raise ExportError(
+                    f"--link-base {value!r}: {folder!r} is not a folder; "
+                    "write FOLDER=URL or a plain URL for the shipped findings"
+                )
+            folder = str(where)
+        if not url.strip():
+            raise ExportError(f"--link-base {value!r}: no address after the folder")
+        url = url.strip()
+        url = url if url.endswith("/") else url + "/"
+        key = str(Path(os.path.abspath(Path(folder).expanduser())).resolve())
+        if folders.get(key, url) != url:
+            raise ExportError(
+                f"--link-base {value!r}: {key} already links to {folders[key]!r}; "
+                "give one address per folder"
+            )
+        folders[key] = url
+    return FindingLinks(tuple(folders.items()))
+
+
 # --- pure helpers ---
 
 
@@ -235,6 +326,28 @@ def model_family(model: str | None, architecture: str | None = None) -> str:
         m = re.match(r"([A-Za-z]+\d[\w.]*?)(?:[-_\s]|$)", model.rsplit("/", 1)[-1])
         return m.group(1) if m else OTHER_FAMILY
     return OTHER_FAMILY if architecture else ANY_MODEL
+
+
+def quant_kind(quantization: str | None) -> str:
+    """The scheme of a free-text quantization: ``nvfp4 (modelopt_fp4)`` -> ``nvfp4``,
+    ``fp8, kv cache fp8`` -> ``fp8``; a KV-cache-only one (``kv cache fp8``) or ``none (bf16)`` ->
+    ``none``; the first word when no scheme is named; ``unspecified`` when not given."""
+    if not quantization or not quantization.strip():
+        return UNSPECIFIED
+    text = quantization.lower()
+    weights = ",".join(p for p in text.split(",") if not re.match(r"\s*kv[\s_-]*cache", p))
+    if not weights.strip() or re.match(r"\s*none\b", weights):
+        return "none"
+    for schemes in _QUANT_SCHEMES:
+        found = [
+            (m.start(), scheme)
+            for scheme in schemes
+            for m in [re.search(rf"(?<![a-z0-9]){scheme}(?![a-z0-9])", weights)]
+            if m
+        ]
+        if found:
+            return min(found)[1]
+    return re.split(r"[\s,(/]+", weights.strip())[0] or UNSPECIFIED
 
 
 def finding_flags(finding: Finding) -> tuple[FlagItem, ...]:
@@ -286,6 +399,7 @@ def _ref(finding: Finding, label: str) -> FindingRef:
         sources=_sources(finding.sources),
         flags=finding_flags(finding),
         framework_version=finding.framework.version,
+        path=str(finding.path) if finding.path else None,
     )
 
 
@@ -411,7 +525,8 @@ def build_matrix(rows: Sequence[Row]) -> Matrix:
 
     Rows without a known family or without an SM say nothing about a combination and are left out.
     A combination whose rows all run but not all alike ("works", "works with flags") takes the
-    weaker label; rows that disagree (one runs, one is broken or partial) make it "mixed".
+    weaker label; findings that disagree (one runs, another is broken or partial, within a row or
+    across rows) make it "conflicting".
     """
     placeholders = (ANY_MODEL, OTHER_FAMILY)
     known = [r for r in rows if r.family not in placeholders and r.gpu_sm != UNSPECIFIED_GPU]
@@ -420,17 +535,33 @@ def build_matrix(rows: Sequence[Row]) -> Matrix:
     cells = []
     for family in families:
         for sm in sms:
-            statuses = [r.cell.status for r in known if r.family == family and r.gpu_sm == sm]
-            counts = tuple((s, statuses.count(s)) for s in STATUS_ORDER if s in statuses)
-            outcomes = {_OUTCOME[s] for s in statuses}
-            if not statuses:
-                status = UNTESTED
-            elif len(outcomes) == 1:  # "works" beside "works with flags" still runs: the latter
-                status = counts[-1][0]
-            else:
-                status = "mixed"
-            cells.append(MatrixCell(family, sm, status, counts))
+            here = [r for r in known if r.family == family and r.gpu_sm == sm]
+            cells.append(
+                MatrixCell(
+                    family,
+                    sm,
+                    summary_status(r.cell for r in here),
+                    tuple(
+                        (s, n)
+                        for s in STATUS_ORDER
+                        if (n := sum(1 for r in here if r.cell.status == s))
+                    ),
+                    tuple(ref.id for r in here for ref in r.cell.findings),
+                )
+            )
     return Matrix(families, sms, tuple(cells))
+
+
+def summary_status(cells: Iterable[Cell]) -> str:
+    """One word for a group of cells: ``untested`` when none has a status, ``conflicting`` when
+    their findings disagree, else the weakest label (``works with flags`` beside ``works``)."""
+    cells = list(cells)
+    tested = [c for c in cells if c.status != UNTESTED]
+    if not tested:
+        return UNTESTED
+    if any(c.conflict for c in tested) or len({_OUTCOME[c.status] for c in tested}) > 1:
+        return CONFLICTING
+    return max((c.status for c in tested), key=STATUS_ORDER.index)
 
 
 def filter_description(filters: Sequence[tuple[str, str]]) -> str:
@@ -458,7 +589,7 @@ _MD_MARK = {
     "partial": "⚠️",
     "broken": "❌",
     UNTESTED: "❔",
-    "mixed": "🔀",
+    CONFLICTING: "🔀",
 }
 
 
@@ -467,10 +598,10 @@ def _md_link(text: str, url: str) -> str:
     return f"[{label}]({url.replace(' ', '%20').replace(')', '%29').replace('|', '%7C')})"
 
 
-def _md_evidence(cell: Cell, link_base: str) -> str:
+def _md_evidence(cell: Cell, link: Callable[[FindingRef], str]) -> str:
     parts = []
     for ref in cell.findings:
-        links = [_md_link(ref.id, link_base + ref.file)]
+        links = [_md_link(ref.id, link(ref))]
         links += [_md_link(s.text, s.url) for s in ref.sources if s.url]
         parts.append(" ".join(links))
     return "; ".join(parts)
@@ -482,8 +613,21 @@ def _md_table(header: Sequence[str], body: Iterable[Sequence[str]]) -> list[str]
     return lines
 
 
+def github_anchor(heading: str, taken: set[str] | None = None) -> str:
+    """The id GitHub gives a Markdown heading: lower case, punctuation dropped (``-`` and ``_``
+    kept), each space a ``-``; a repeated id gets ``-1``, ``-2``... (``taken`` records them)."""
+    slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+    if taken is None:
+        return slug
+    anchor, n = slug, 0
+    while anchor in taken:
+        n += 1
+        anchor = f"{slug}-{n}"
+    taken.add(anchor)
+    return anchor
+
+
 MD_COLUMNS = (
-    "Family",
     "Model",
     "Architecture",
     "GPU",
@@ -496,46 +640,91 @@ MD_COLUMNS = (
     "Findings",
 )
 
+_MD_GRID_TITLE = "Compatibility grid: model family × GPU"
+_MD_ROWS_TITLE = "Deployments by model family"
 
-def to_markdown(table: CompatTable, link_base: str = "findings/") -> str:
-    """A GitHub-flavoured Markdown page: summary line, the table, the family × GPU coverage."""
+
+def _md_family_title(family: str) -> str:
+    return {ANY_MODEL: "Any model", OTHER_FAMILY: "Other models"}.get(family, family)
+
+
+def families_in_order(rows: Sequence[Row]) -> list[str]:
+    """Families in the order of the rows (which are sorted by family)."""
+    return list(dict.fromkeys(r.family for r in rows))
+
+
+def to_markdown(table: CompatTable, link_base: FindingLinks | str | None = None) -> str:
+    """A GitHub-flavoured Markdown page: summary line, the family × GPU grid (each cell a status
+    and the number of findings behind it, linked to the family's rows), then one table per
+    family, then the legend."""
+    link = finding_linker(link_base)
+    taken = {github_anchor("Compatibility"), github_anchor(_MD_GRID_TITLE)}
+    taken.add(github_anchor(_MD_ROWS_TITLE))
+    families = families_in_order(table.rows)
+    anchors = {family: github_anchor(_md_family_title(family), taken) for family in families}
     lines = ["## Compatibility", "", _summary(table), ""]
-    body = []
-    for row in table.rows:
-        cell = row.cell
-        status = f"{_MD_MARK[cell.status]} {cell.status}"
-        if cell.conflict:
-            status = f"⚠️ {cell.status_text}"
-        body.append(
-            [
-                _md_escape(row.family),
-                _md_escape(row.model),
-                _md_code(row.architecture) if row.architecture else "",
-                _md_escape(f"{row.gpu_sm} · {row.gpu_text}" if row.gpu_text else row.gpu_sm),
-                _md_escape(row.quantization or ""),
-                _md_escape(row.framework_text),
-                _md_escape(status),
-                " ".join(_md_code(f.display) for f in cell.flags),
-                _md_escape(cell.best.text) if cell.best else "",
-                _md_escape(cell.date or ""),
-                _md_evidence(cell, link_base),
-            ]
-        )
-    lines += _md_table(MD_COLUMNS, body)
-    if not table.rows:
-        lines += ["", "_No findings match these filters._"]
     if table.matrix.cells:
-        lines += ["", "### Coverage: model family × GPU", ""]
-        matrix_body = []
+        lines += [f"### {_MD_GRID_TITLE}", ""]
+        grid_body = []
         for family in table.matrix.families:
-            cells = [_md_escape(family)]
+            cells = [f"[{_md_escape(family)}](#{anchors[family]})"]
             for sm in table.matrix.sms:
                 c = table.matrix.cell(family, sm)
-                cells.append(f"{_MD_MARK[c.status]} {c.status}")
-            matrix_body.append(cells)
-        lines += _md_table(["Family", *table.matrix.sms], matrix_body)
-    lines += ["", "Status: " + ", ".join(f"{_MD_MARK[s]} {s}" for s in STATUS_ORDER) + "."]
+                if c.status == UNTESTED:  # the mark alone: the legend names it
+                    cells.append(_MD_MARK[UNTESTED])
+                    continue
+                cells.append(
+                    f"{_MD_MARK[c.status]} {c.status} · [{len(c.findings)}](#{anchors[family]})"
+                )
+            grid_body.append(cells)
+        lines += _md_table(["Family", *table.matrix.sms], grid_body)
+        lines += [
+            "",
+            "Each cell: the status of the deployments of that family on that GPU generation and "
+            "the number of findings behind it (linked to the family's rows below); "
+            f"{_MD_MARK[UNTESTED]}: {UNTESTED}.",
+            "",
+        ]
+    lines += [f"### {_MD_ROWS_TITLE}", ""]
+    if not table.rows:
+        lines += _md_table(MD_COLUMNS, [])
+        lines += ["", "_No findings match these filters._"]
+    for family in families:
+        rows = [r for r in table.rows if r.family == family]
+        count = sum(len(r.cell.findings) for r in rows)
+        lines += [
+            f"#### {_md_escape(_md_family_title(family))}",
+            "",
+            f"{len(rows)} {'row' if len(rows) == 1 else 'rows'}, "
+            f"{count} {'finding' if count == 1 else 'findings'}.",
+            "",
+        ]
+        lines += _md_table(MD_COLUMNS, [_md_row(row, link) for row in rows])
+        lines.append("")
+    if lines[-1] == "":
+        lines.pop()
+    words = [f"{_MD_MARK[s]} {s}" for s in (*STATUS_ORDER, CONFLICTING)]
+    lines += ["", "Status: " + ", ".join(words) + " (findings disagree)."]
     return "\n".join(lines) + "\n"
+
+
+def _md_row(row: Row, link: Callable[[FindingRef], str]) -> list[str]:
+    cell = row.cell
+    status = f"{_MD_MARK[cell.status]} {cell.status}"
+    if cell.conflict:
+        status = f"{_MD_MARK[CONFLICTING]} {cell.status_text}"
+    return [
+        _md_escape(row.model),
+        _md_code(row.architecture) if row.architecture else "",
+        _md_escape(f"{row.gpu_sm} · {row.gpu_text}" if row.gpu_text else row.gpu_sm),
+        _md_escape(row.quantization or ""),
+        _md_escape(row.framework_text),
+        _md_escape(status),
+        " ".join(_md_code(f.display) for f in cell.flags),
+        _md_escape(cell.best.text) if cell.best else "",
+        _md_escape(cell.date or ""),
+        _md_evidence(cell, link),
+    ]
 
 
 def _summary(table: CompatTable) -> str:
@@ -626,8 +815,9 @@ def _flags_json(flags: Sequence[FlagItem]) -> dict:
     }
 
 
-def table_to_dict(table: CompatTable, link_base: str = "findings/") -> dict:
+def table_to_dict(table: CompatTable, link_base: FindingLinks | str | None = None) -> dict:
     """The JSON document as Python data (schema in docs/export.md)."""
+    link = finding_linker(link_base)
     rows = []
     for row in table.rows:
         cell = row.cell
@@ -666,7 +856,7 @@ def table_to_dict(table: CompatTable, link_base: str = "findings/") -> dict:
                         "status": ref.status,
                         "date": ref.date,
                         "framework_version": ref.framework_version,
-                        "link": link_base + ref.file,
+                        "link": link(ref),
                         "flags": [f.display for f in ref.flags],
                         "sources": [{"text": s.text, "url": s.url} for s in ref.sources],
                     }
@@ -690,18 +880,24 @@ def table_to_dict(table: CompatTable, link_base: str = "findings/") -> dict:
             "families": list(table.matrix.families),
             "sms": list(table.matrix.sms),
             "cells": [
-                {"family": c.family, "sm": c.sm, "status": c.status, "counts": dict(c.counts)}
+                {
+                    "family": c.family,
+                    "sm": c.sm,
+                    "status": c.status,
+                    "counts": dict(c.counts),
+                    "findings": list(c.findings),
+                }
                 for c in table.matrix.cells
             ],
         },
     }
 
 
-def to_json(table: CompatTable, link_base: str = "findings/") -> str:
+def to_json(table: CompatTable, link_base: FindingLinks | str | None = None) -> str:
     return json.dumps(table_to_dict(table, link_base), indent=2, ensure_ascii=False) + "\n"
 
 
-def render(table: CompatTable, fmt: str, link_base: str = "findings/") -> str:
+def render(table: CompatTable, fmt: str, link_base: FindingLinks | str | None = None) -> str:
     """Dispatch on ``fmt`` (one of ``FORMATS``)."""
     if fmt == "md":
         return to_markdown(table, link_base)

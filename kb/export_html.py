@@ -1,26 +1,36 @@
 """The compatibility table as one self-contained HTML page: inline CSS and JS, no external assets.
 
-Rows are rendered on the server side (the page reads fine without JavaScript); the script adds
-sorting, filtering and copy buttons. The filter state lives in the URL hash
-(``#filter=GLM&status=broken&gpu=sm120&family=GLM-5&sort=date:desc``), so a filtered view can be
-linked.
+The page opens on the compatibility grid (model family × GPU SM; each cell a status word and the
+number of findings behind it, linking to them), refinable by quantization scheme and framework;
+below it the rows, grouped by model family. Everything is rendered on the server side (the page
+reads fine without JavaScript); the script recomputes the grid for a quantization or framework,
+and adds sorting, filtering and copy buttons. The view state lives in the URL hash
+(``#filter=GLM&status=broken&gpu=sm120&family=GLM-5&quant=nvfp4&framework=sglang&sort=date:desc``),
+so a filtered view can be linked.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from html import escape
 
 from kb.export import (
     ANY_MODEL,
+    CONFLICTING,
     OTHER_FAMILY,
     STATUS_ORDER,
+    UNSPECIFIED,
     UNSPECIFIED_GPU,
     UNTESTED,
     CompatTable,
+    FindingLinks,
+    FindingRef,
     Row,
     _sm_number,
+    families_in_order,
     filter_description,
+    finding_linker,
 )
 
 
@@ -142,7 +152,7 @@ def _short_source(text: str) -> str:
     return m[1] if m else text
 
 
-def _evidence_cell(row: Row, link_base: str) -> str:
+def _evidence_cell(row: Row, link: Callable[[FindingRef], str]) -> str:
     items = []
     for ref in row.cell.findings:
         sources = " ".join(
@@ -154,7 +164,7 @@ def _evidence_cell(row: Row, link_base: str) -> str:
             sources += f' <span class="local" title="{title}">+{len(local)} local</span>'
         items.append(
             f'<li><span class="dot s-{_slug(ref.status)}" title="{_e(ref.status)}"></span>'
-            f"{_link(link_base + ref.file, ref.id, 'fid', ref.title)}"
+            f"{_link(link(ref), ref.id, 'fid', ref.title)}"
             f'<div class="srcs">{sources}</div></li>'
         )
     return f'<ul class="ev">{"".join(items)}</ul>'
@@ -180,7 +190,7 @@ def _search_text(row: Row) -> str:
     return " ".join(" ".join(parts).split()).lower()
 
 
-def _row_html(row: Row, link_base: str) -> str:
+def _row_html(row: Row, link: Callable[[FindingRef], str]) -> str:
     cell = row.cell
     status_rank = STATUS_ORDER.index(cell.status)
     best = cell.best.tok_s if cell.best else -1
@@ -189,6 +199,8 @@ def _row_html(row: Row, link_base: str) -> str:
         f'class="row s-{_slug(cell.status)}{" conflicted" if cell.conflict else ""}" '
         f'data-status="{_e(cell.status)}" data-conflict="{"1" if cell.conflict else "0"}" '
         f'data-gpu="{_e(row.gpu_sm)}" data-family="{_e(row.family)}" '
+        f'data-quant="{_e(row.quant_kind)}" data-framework="{_e(_framework_key(row))}" '
+        f'data-ids="{_e(" ".join(ref.id for ref in cell.findings))}" '
         f'data-search="{_e(_search_text(row))}"'
     )
     tds = [
@@ -200,7 +212,7 @@ def _row_html(row: Row, link_base: str) -> str:
         ("flags", " ".join(f.text for f in cell.flags).lower(), _flags_cell(row)),
         ("throughput", f"{best:016.3f}" if best >= 0 else "", _throughput_cell(row)),
         ("date", cell.date or "", _e(cell.date or "—")),
-        ("findings", str(len(cell.findings)), _evidence_cell(row, link_base)),
+        ("findings", str(len(cell.findings)), _evidence_cell(row, link)),
     ]
     cells = "".join(
         f'<td class="c-{key}" data-sort="{_e(sort)}">{content}</td>' for key, sort, content in tds
@@ -226,37 +238,105 @@ _LEGEND = (
     ("partial", "runs with an important cost (eager only, single GPU, lower batch)"),
     ("broken", "no known fix"),
     (UNTESTED, "no finding yet: never read as works"),
+    (
+        CONFLICTING,
+        "findings disagree (one runs, another is partial or broken); in a row the newest sets "
+        "the status and all are listed",
+    ),
 )
 
 
-def _matrix_html(table: CompatTable) -> str:
-    m = table.matrix
-    if not m.cells:
-        return ""
-    head = "".join(f'<th scope="col">{_e(sm)}</th>' for sm in m.sms)
-    body = []
-    for family in m.families:
-        tds = []
-        for sm in m.sms:
-            c = m.cell(family, sm)
-            counts = ", ".join(f"{n} {label}" for label, n in c.counts) or "no finding"
-            tds.append(
-                f'<td><button type="button" class="mcell s-{_slug(c.status)}" '
-                f'data-family="{_e(family)}" data-gpu="{_e(sm)}" '
-                f'title="{_e(f"{family} on {sm}: {counts}")}">{_e(c.status)}</button></td>'
-            )
-        body.append(f'<tr><th scope="row">{_e(family)}</th>{"".join(tds)}</tr>')
+def _framework_key(row: Row) -> str:
+    return (row.framework or UNSPECIFIED).lower()
+
+
+def _group_html(family: str, rows: list[Row]) -> str:
+    findings = sum(len(r.cell.findings) for r in rows)
+    name = {ANY_MODEL: "Any model", OTHER_FAMILY: "Other models"}.get(family, family)
     return (
-        '<section class="matrix" aria-labelledby="mh"><h2 id="mh">Coverage: model family × GPU</h2>'
-        '<p class="hint">Every family against every GPU generation in this knowledge base. '
-        "Click a cell to filter the table.</p>"
-        f'<table id="matrix"><thead><tr><th></th>{head}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table></section>"
+        f'<tr class="group" data-family="{_e(family)}"><th colspan="{len(_COLUMNS)}" '
+        f'scope="rowgroup">{_e(name)} <span class="gcount">{len(rows)} '
+        f"{'row' if len(rows) == 1 else 'rows'} · {findings} "
+        f"{'finding' if findings == 1 else 'findings'}</span></th></tr>"
     )
 
 
-def to_html(table: CompatTable, link_base: str = "findings/") -> str:
-    """One self-contained page: status colours, sortable/filterable table, copyable flags."""
+def _grid_cell(family: str, sm: str, status: str, counts, findings) -> str:
+    n = len(findings)
+    detail = ", ".join(f"{k} {label}" for label, k in counts) or "no finding"
+    title = f"{family} on {sm}: {detail}"
+    if findings:
+        title += " · findings: " + ", ".join(findings)
+    count = f"{n} finding{'' if n == 1 else 's'}" if n else ""
+    href = f"#family={_hash_value(family)}&gpu={_hash_value(sm)}"
+    disabled = "" if n else ' aria-disabled="true"'
+    return (
+        f'<td><a class="mcell s-{_slug(status)}" href="{_e(href)}" '
+        f'data-family="{_e(family)}" data-gpu="{_e(sm)}" title="{_e(title)}"{disabled}>'
+        f'<span class="mword">{_e(status)}</span><span class="mn">{_e(count)}</span></a></td>'
+    )
+
+
+def _hash_value(text: str) -> str:
+    from urllib.parse import quote
+
+    return quote(text, safe="")
+
+
+def _option_list(values: dict[str, int], everything: str) -> str:
+    opts = "".join(
+        f'<option value="{_e(v)}">{_e(v)} ({n})</option>'
+        for v, n in sorted(values.items(), key=lambda kv: (kv[0] == UNSPECIFIED, kv[0]))
+    )
+    return f'<option value="">{_e(everything)}</option>{opts}'
+
+
+def _gpu_label(names: set[str]) -> str:
+    short = sorted({re.sub(r"^NVIDIA\s+", "", n) for n in names})
+    return ", ".join(short)
+
+
+def _matrix_html(table: CompatTable, gpus: dict[str, set[str]]) -> str:
+    m = table.matrix
+    if not m.cells:
+        return ""
+    quants: dict[str, int] = {}
+    frameworks: dict[str, int] = {}
+    for row in table.rows:
+        quants[row.quant_kind] = quants.get(row.quant_kind, 0) + 1
+        frameworks[_framework_key(row)] = frameworks.get(_framework_key(row), 0) + 1
+    head = "".join(
+        f'<th scope="col" title="{_e(_gpu_label(gpus.get(sm, set())))}">{_e(sm)}'
+        f'<span class="gname">{_e(_gpu_label(gpus.get(sm, set())))}</span></th>'
+        for sm in m.sms
+    )
+    body = []
+    for family in m.families:
+        tds = "".join(
+            _grid_cell(family, sm, c.status, c.counts, c.findings)
+            for sm in m.sms
+            for c in [m.cell(family, sm)]
+        )
+        body.append(f'<tr><th scope="row">{_e(family)}</th>{tds}</tr>')
+    return (
+        '<section class="matrix" id="grid" aria-labelledby="mh">'
+        '<div class="ghead"><h2 id="mh">Compatibility grid: model family × GPU</h2>'
+        '<div class="refine"><span class="muted">Refine:</span>'
+        '<label><span class="sr">Quantization</span><select id="f-quant">'
+        f"{_option_list(quants, 'All quantizations')}</select></label>"
+        '<label><span class="sr">Framework</span><select id="f-framework">'
+        f"{_option_list(frameworks, 'All frameworks')}</select></label></div></div>"
+        '<p class="hint">Each cell: what the deployments of that family on that GPU generation '
+        "come to, and how many findings say so. Click a cell to see its rows and findings.</p>"
+        f'<div class="gwrap"><table id="matrix"><thead><tr><th></th>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div></section>"
+    )
+
+
+def to_html(table: CompatTable, link_base: FindingLinks | str | None = None) -> str:
+    """One self-contained page: the grid first, then the rows by family (status colours,
+    sortable and filterable, copyable flags), then the legend."""
+    link = finding_linker(link_base)
     counts = table.status_counts()
     pills = "".join(
         f'<button type="button" class="pill s-{_slug(label)}" data-status="{_e(label)}">'
@@ -266,11 +346,11 @@ def to_html(table: CompatTable, link_base: str = "findings/") -> str:
     )
     if table.conflict_count:
         pills += (
-            f'<button type="button" class="pill s-conflicting" data-status="conflicting">'
-            f"<b>{table.conflict_count}</b> conflicting</button>"
+            f'<button type="button" class="pill s-{CONFLICTING}" data-status="{CONFLICTING}">'
+            f"<b>{table.conflict_count}</b> {CONFLICTING}</button>"
         )
     status_opts = "".join(
-        f'<option value="{_e(s)}">{_e(s)}</option>' for s in (*STATUS_ORDER, "conflicting")
+        f'<option value="{_e(s)}">{_e(s)}</option>' for s in (*STATUS_ORDER, CONFLICTING)
     )
     gpus: dict[str, set[str]] = {}
     for row in table.rows:
@@ -280,7 +360,7 @@ def to_html(table: CompatTable, link_base: str = "findings/") -> str:
         "</option>"
         for sm, names in sorted(gpus.items(), key=lambda kv: (-_sm_number(kv[0]), kv[0]))
     )
-    families = sorted({row.family for row in table.rows}, key=str.lower)
+    families = families_in_order(table.rows)
     family_opts = "".join(f'<option value="{_e(f)}">{_e(f)}</option>' for f in families)
     heads = "".join(
         f'<th scope="col" class="c-{key}" data-key="{key}" data-type="{kind}" aria-sort="none">'
@@ -289,7 +369,11 @@ def to_html(table: CompatTable, link_base: str = "findings/") -> str:
         for key, label, kind in _COLUMNS
     )
     cols = "".join(f'<col class="c-{key}">' for key, _, _ in _COLUMNS)
-    rows = "".join(_row_html(row, link_base) for row in table.rows)
+    rows = "".join(
+        _group_html(family, members) + "".join(_row_html(row, link) for row in members)
+        for family in families_in_order(table.rows)
+        for members in [[r for r in table.rows if r.family == family]]
+    )
     empty = (
         f'<tr class="empty"{"" if not table.rows else " hidden"}><td colspan="{len(_COLUMNS)}">'
         "No rows match these filters.</td></tr>"
@@ -297,6 +381,7 @@ def to_html(table: CompatTable, link_base: str = "findings/") -> str:
     legend = "".join(
         f"<li>{_status_badge(label)} <span>{_e(text)}</span></li>" for label, text in _LEGEND
     )
+    grid = _matrix_html(table, gpus)
     meta = [f"{len(table.rows)} rows from {table.finding_count} findings"]
     if table.generated:
         meta.insert(0, f"generated {table.generated}")
@@ -313,7 +398,9 @@ def to_html(table: CompatTable, link_base: str = "findings/") -> str:
         "<div><h1>LLM deployment compatibility</h1>"
         f'<p class="meta" id="meta">{_e(" · ".join(meta))}</p></div></div>'
         f'<div class="pills" id="pills">{pills}</div></header>'
-        '<main><section class="controls" aria-label="Filters">'
+        f"<main>{grid}"
+        '<section class="rows" aria-labelledby="rh"><h2 id="rh">Deployments by model family</h2>'
+        '<div class="controls" role="group" aria-label="Filters">'
         '<label class="search"><span class="sr">Filter rows</span>'
         '<input id="q" type="search" placeholder="Filter by model, GPU, flag, finding…" '
         'autocomplete="off" spellcheck="false"></label>'
@@ -325,14 +412,11 @@ def to_html(table: CompatTable, link_base: str = "findings/") -> str:
         f'<option value="">All families</option>{family_opts}</select></label>'
         '<button type="button" id="reset" class="ghost">Reset</button>'
         f'<span class="shown" id="shown" aria-live="polite">{len(table.rows)} of '
-        f"{len(table.rows)} rows</span></section>"
+        f"{len(table.rows)} rows</span></div>"
         f'<div class="wrap"><table id="compat"><colgroup>{cols}</colgroup>'
         f"<thead><tr>{heads}</tr></thead>"
-        f"<tbody>{rows}{empty}</tbody></table></div>"
-        f"{_matrix_html(table)}"
-        f'<section class="legend" aria-label="Legend"><h2>Legend</h2><ul>{legend}'
-        '<li><span class="badge s-conflicting">conflicting</span> '
-        "<span>findings disagree; the newest sets the status, all are listed</span></li></ul>"
+        f"<tbody>{rows}{empty}</tbody></table></div></section>"
+        f'<section class="legend" aria-label="Legend"><h2>Legend</h2><ul>{legend}</ul>'
         '<p class="hint">Key flags are written exactly as the findings have them; '
         "<code>drop --x</code> means remove that flag. Throughput is the best recorded figure "
         "with its concurrency. Finding links point to the finding files; sources to the issues "
@@ -382,7 +466,7 @@ background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:6
 .shown{margin-left:auto;color:var(--muted);font-size:12.5px}
 .wrap{background:var(--panel);border:1px solid var(--line);border-radius:8px;overflow:auto}
 table{border-collapse:collapse;width:100%}
-#compat th{position:sticky;top:0;z-index:1;background:var(--soft);text-align:left;
+#compat thead th{position:sticky;top:0;z-index:1;background:var(--soft);text-align:left;
 border-bottom:1px solid var(--line);padding:0;white-space:nowrap}
 #compat th button{all:unset;display:block;padding:8px 10px;cursor:pointer;font-size:11.5px;
 overflow:hidden;text-overflow:ellipsis;
@@ -399,7 +483,7 @@ th[aria-sort=descending] .arrow::after{content:"↓";opacity:1}
 #compat tr.row td:first-child{border-left:4px solid var(--c)}
 .s-works{--c:var(--ok);--b:var(--ok-bg)}.s-works-with-flags{--c:var(--flag);--b:var(--flag-bg)}
 .s-partial{--c:var(--part);--b:var(--part-bg)}.s-broken{--c:var(--bad);--b:var(--bad-bg)}
-.s-untested{--c:var(--unt);--b:var(--unt-bg)}.s-conflicting,.s-mixed{--c:var(--cf);--b:var(--cf-bg)}
+.s-untested{--c:var(--unt);--b:var(--unt-bg)}.s-conflicting{--c:var(--cf);--b:var(--cf-bg)}
 .badge{display:inline-block;white-space:nowrap;border-radius:999px;padding:1px 8px;font-size:12px;
 font-weight:600;color:var(--c);background:var(--b)}
 .fam{font-size:11.5px;color:var(--muted);font-weight:600}
@@ -443,25 +527,39 @@ font-size:12px}
 background:var(--c);margin-right:6px;vertical-align:1px}
 .srcs{margin-left:14px;font-size:12px}.src{margin-right:6px}.local{color:var(--muted);font-size:11.5px}
 tr.empty td{text-align:center;color:var(--muted);padding:28px}
-section.matrix,section.legend{margin-top:22px}
+section.matrix{margin-bottom:22px}section.legend{margin-top:22px}
 h2{font-size:14px;margin:0 0 6px;font-weight:650}
 .hint{color:var(--muted);font-size:12.5px;margin:0 0 8px}
+.ghead{display:flex;flex-wrap:wrap;gap:6px 16px;align-items:baseline}
+.refine{display:flex;gap:8px;align-items:center;font-size:12.5px}
+.refine select{font:inherit;font-size:13px;color:var(--ink);background:var(--panel);
+border:1px solid var(--line);border-radius:6px;padding:4px 8px;height:30px;max-width:220px}
+.gwrap{overflow:auto;max-width:100%}
 #matrix{width:auto;background:var(--panel);border:1px solid var(--line);border-radius:8px;
 border-collapse:separate;border-spacing:0;overflow:hidden}
-#matrix th,#matrix td{padding:4px 6px;border-bottom:1px solid var(--line);font-size:12.5px}
-#matrix thead th{font:600 12px ui-monospace,monospace;color:var(--muted);background:var(--soft)}
+#matrix th,#matrix td{padding:4px 3px;border-bottom:1px solid var(--line);font-size:12.5px}
+#matrix thead th{font:600 12px ui-monospace,monospace;color:var(--ink);background:var(--soft);
+vertical-align:bottom;text-align:left}
+.gname{display:block;font:400 10.5px system-ui,sans-serif;color:var(--muted);max-width:120px;
+white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 #matrix tbody th{text-align:left;padding-right:14px;white-space:nowrap}
 #matrix tr:last-child>*{border-bottom:0}
-.mcell{width:100%;min-width:112px;border:0;border-radius:4px;padding:3px 8px;font:inherit;
-font-size:12px;font-weight:600;cursor:pointer;color:var(--c);background:var(--b)}
+.mcell{display:block;min-width:106px;white-space:nowrap;border-radius:4px;padding:3px 6px;font-size:12px;
+font-weight:600;color:var(--c);background:var(--b);text-decoration:none}
+.mcell .mn{display:block;font-weight:400;font-size:11px;color:var(--ink);opacity:.75}
 .mcell.s-untested{font-weight:400;background:repeating-linear-gradient(135deg,var(--b) 0 6px,
-transparent 6px 12px)}
-.mcell:hover{box-shadow:0 0 0 1px var(--c) inset}
+transparent 6px 12px);pointer-events:none}
+.mcell:hover{box-shadow:0 0 0 1px var(--c) inset;text-decoration:none}
+section.rows h2{margin-bottom:8px}
+#compat tr.group th{background:var(--panel);text-align:left;padding:14px 10px 6px;
+font-size:13.5px;font-weight:650;border-bottom:2px solid var(--line);position:static}
+#compat tr.group:first-child th{padding-top:8px}
+.gcount{font-weight:400;color:var(--muted);font-size:12px;margin-left:6px}
 .legend ul{list-style:none;margin:0;padding:0;display:grid;
 grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:4px 16px;font-size:12.5px}
 .legend li span:last-child{color:var(--muted)}
 footer{padding:16px 24px 24px;color:var(--muted);font-size:12px;text-align:center}
-@media print{.controls,.copy,.pills{display:none}#compat th{position:static}}
+@media print{.controls,.copy,.pills,.refine{display:none}#compat th{position:static}}
 """
 
 _JS = r"""
@@ -469,13 +567,20 @@ _JS = r"""
 "use strict";
 var tbody=document.querySelector("#compat tbody");
 var rows=Array.prototype.slice.call(tbody.querySelectorAll("tr.row"));
+var groups=Array.prototype.slice.call(tbody.querySelectorAll("tr.group"));
+var order=Array.prototype.slice.call(tbody.children);
 var empty=tbody.querySelector("tr.empty");
 var q=document.getElementById("q"),fs=document.getElementById("f-status"),
-fg=document.getElementById("f-gpu"),ff=document.getElementById("f-family");
+fg=document.getElementById("f-gpu"),ff=document.getElementById("f-family"),
+fq=document.getElementById("f-quant"),fw=document.getElementById("f-framework");
 var shown=document.getElementById("shown");
+var heads=Array.prototype.slice.call(document.querySelectorAll("#compat thead th"));
 var sortKey="",sortDir="";
+var STATUS=["works","works with flags","partial","broken","untested"];
+var OUTCOME={"works":"runs","works with flags":"runs","partial":"partial","broken":"broken"};
 rows.forEach(function(r,i){r.dataset.index=i;});
 
+function val(sel){return sel?sel.value:"";}
 function readHash(){
   var out={},h=location.hash.replace(/^#/,"");
   h.split("&").forEach(function(p){
@@ -485,16 +590,52 @@ function readHash(){
     out[k]=v;});
   return out;
 }
+function enc(v){return encodeURIComponent(v).replace(/%3A/g,":");}
 function writeHash(){
   var parts=[];
-  function add(k,v){if(v)parts.push(k+"="+encodeURIComponent(v).replace(/%3A/g,":"));}
+  function add(k,v){if(v)parts.push(k+"="+enc(v));}
   add("filter",q.value.trim());add("status",fs.value);add("gpu",fg.value);add("family",ff.value);
+  add("quant",val(fq));add("framework",val(fw));
   if(sortKey)add("sort",sortKey+":"+sortDir);
   var h=parts.length?"#"+parts.join("&"):"";
-  if(history.replaceState)history.replaceState(null,"",location.pathname+location.search+h);
+  if(location.hash!==h&&history.replaceState)
+    history.replaceState(null,"",location.pathname+location.search+h);
 }
 function setSelect(sel,v){
-  sel.value=v||"";if(sel.value!==(v||""))sel.value="";
+  if(!sel)return;sel.value=v||"";if(sel.value!==(v||""))sel.value="";
+}
+function refined(r){
+  return (!val(fq)||r.dataset.quant===val(fq))&&(!val(fw)||r.dataset.framework===val(fw));
+}
+function summary(group){
+  var tested=group.filter(function(r){return r.dataset.status!=="untested";});
+  if(!tested.length)return "untested";
+  var outs={},conflict=false,worst=0;
+  tested.forEach(function(r){
+    outs[OUTCOME[r.dataset.status]]=1;if(r.dataset.conflict==="1")conflict=true;
+    worst=Math.max(worst,STATUS.indexOf(r.dataset.status));});
+  return conflict||Object.keys(outs).length>1?"conflicting":STATUS[worst];
+}
+function grid(){
+  var extra=(val(fq)?"&quant="+enc(val(fq)):"")+(val(fw)?"&framework="+enc(val(fw)):"");
+  document.querySelectorAll("#matrix .mcell").forEach(function(a){
+    var fam=a.dataset.family,gpu=a.dataset.gpu;
+    var here=rows.filter(function(r){
+      return r.dataset.family===fam&&r.dataset.gpu===gpu&&refined(r);});
+    var ids=[],counts={};
+    here.forEach(function(r){
+      ids=ids.concat(r.dataset.ids.split(" ").filter(Boolean));
+      counts[r.dataset.status]=(counts[r.dataset.status]||0)+1;});
+    var st=summary(here),n=ids.length;
+    a.className="mcell s-"+st.replace(/ /g,"-");
+    a.querySelector(".mword").textContent=st;
+    a.querySelector(".mn").textContent=n?n+(n===1?" finding":" findings"):"";
+    a.setAttribute("href","#family="+enc(fam)+"&gpu="+enc(gpu)+extra);
+    if(n)a.removeAttribute("aria-disabled");else a.setAttribute("aria-disabled","true");
+    var detail=STATUS.filter(function(s){return counts[s];})
+      .map(function(s){return counts[s]+" "+s;}).join(", ")||"no finding";
+    a.title=fam+" on "+gpu+": "+detail+(n?" · findings: "+ids.join(", "):"");
+  });
 }
 function apply(){
   var terms=q.value.toLowerCase().split(/\s+/).filter(Boolean);
@@ -504,18 +645,24 @@ function apply(){
     if(ok&&st)ok=st==="conflicting"?r.dataset.conflict==="1":r.dataset.status===st;
     if(ok&&gpu)ok=r.dataset.gpu===gpu;
     if(ok&&fam)ok=r.dataset.family===fam;
+    if(ok)ok=refined(r);
     r.hidden=!ok;if(ok)n++;
+  });
+  groups.forEach(function(g){
+    g.hidden=!!sortKey||!rows.some(function(r){
+      return !r.hidden&&r.dataset.family===g.dataset.family;});
   });
   empty.hidden=n>0;
   shown.textContent=n+" of "+rows.length+" rows";
   document.querySelectorAll(".pill").forEach(function(p){
     p.classList.toggle("on",p.dataset.status===st);});
+  grid();
   writeHash();
 }
 function sortBy(key,dir){
-  var th=document.querySelector('#compat th[data-key="'+key+'"]');
+  var th=document.querySelector('#compat thead th[data-key="'+key+'"]');
   if(!th)return;
-  var col=Array.prototype.indexOf.call(th.parentNode.children,th);
+  var col=heads.indexOf(th);
   var num=th.dataset.type==="num";
   sortKey=key;sortDir=dir==="desc"?"desc":"asc";
   var sign=sortDir==="desc"?-1:1;
@@ -526,39 +673,43 @@ function sortBy(key,dir){
     return c*sign||(a.dataset.index-b.dataset.index);
   });
   rows.forEach(function(r){tbody.insertBefore(r,empty);});
-  document.querySelectorAll("#compat th").forEach(function(h){
+  heads.forEach(function(h){
     h.setAttribute("aria-sort",h===th?(sortDir==="desc"?"descending":"ascending"):"none");});
-  writeHash();
+}
+function unsort(){
+  sortKey="";sortDir="";
+  rows.sort(function(a,b){return a.dataset.index-b.dataset.index;});
+  order.forEach(function(r){tbody.appendChild(r);});
+  heads.forEach(function(h){h.setAttribute("aria-sort","none");});
 }
 function fromHash(){
   var h=readHash();
   q.value=h.filter||"";setSelect(fs,h.status);setSelect(fg,h.gpu);setSelect(ff,h.family);
-  if(h.sort){var s=h.sort.split(":");sortBy(s[0],s[1]);}
+  setSelect(fq,h.quant);setSelect(fw,h.framework);
+  if(h.sort){var s=h.sort.split(":");sortBy(s[0],s[1]);}else if(sortKey)unsort();
   apply();
 }
-document.querySelectorAll("#compat th").forEach(function(th){
+heads.forEach(function(th){
   th.querySelector("button").addEventListener("click",function(){
     var key=th.dataset.key,def=th.dataset.type==="num"||key==="date"?"desc":"asc";
-    sortBy(key,sortKey===key?(sortDir==="asc"?"desc":"asc"):def);
+    sortBy(key,sortKey===key?(sortDir==="asc"?"desc":"asc"):def);apply();
   });
 });
 q.addEventListener("input",apply);
-[fs,fg,ff].forEach(function(s){s.addEventListener("change",apply);});
+[fs,fg,ff,fq,fw].forEach(function(s){if(s)s.addEventListener("change",apply);});
 document.getElementById("reset").addEventListener("click",function(){
-  q.value="";fs.value="";fg.value="";ff.value="";sortKey="";
-  rows.sort(function(a,b){return a.dataset.index-b.dataset.index;});
-  rows.forEach(function(r){tbody.insertBefore(r,empty);});
-  document.querySelectorAll("#compat th").forEach(function(h){h.setAttribute("aria-sort","none");});
-  apply();
+  q.value="";fs.value="";fg.value="";ff.value="";setSelect(fq,"");setSelect(fw,"");
+  unsort();apply();
 });
 document.querySelectorAll(".pill").forEach(function(p){
   p.addEventListener("click",function(){
     setSelect(fs,fs.value===p.dataset.status?"":p.dataset.status);apply();});
 });
-document.querySelectorAll(".mcell").forEach(function(b){
-  b.addEventListener("click",function(){
-    setSelect(ff,b.dataset.family);setSelect(fg,b.dataset.gpu);fs.value="";apply();
-    document.getElementById("compat").scrollIntoView({behavior:"smooth"});
+document.querySelectorAll(".mcell").forEach(function(a){
+  a.addEventListener("click",function(ev){
+    ev.preventDefault();if(a.getAttribute("aria-disabled"))return;
+    q.value="";fs.value="";setSelect(ff,a.dataset.family);setSelect(fg,a.dataset.gpu);apply();
+    document.querySelector("section.rows").scrollIntoView();
   });
 });
 function fallbackCopy(text){

@@ -30,7 +30,9 @@ from kb.records import STATUSES, Finding
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-SCHEMA_VERSION = "2"
+# 3: symptoms, fixes and sources reference their finding (FOREIGN KEY ... REFERENCES findings), so
+# sqlite-utils and Datasette link them (the constraint is declared, not enforced: foreign_keys is off)
+SCHEMA_VERSION = "3"
 
 _TABLES = (
     "findings", "symptoms", "fixes", "sources", "embeddings", "meta",
@@ -65,14 +67,14 @@ CREATE TABLE IF NOT EXISTS findings (
 );
 CREATE INDEX IF NOT EXISTS findings_path ON findings (path);
 CREATE TABLE IF NOT EXISTS symptoms (
-    finding_id TEXT NOT NULL,
+    finding_id TEXT NOT NULL REFERENCES findings (id),
     idx INTEGER NOT NULL,
     class TEXT NOT NULL,
     text TEXT NOT NULL,
     PRIMARY KEY (finding_id, idx)
 );
 CREATE TABLE IF NOT EXISTS fixes (
-    finding_id TEXT NOT NULL,
+    finding_id TEXT NOT NULL REFERENCES findings (id),
     idx INTEGER NOT NULL,
     kind TEXT NOT NULL,
     action TEXT NOT NULL,
@@ -81,7 +83,7 @@ CREATE TABLE IF NOT EXISTS fixes (
     PRIMARY KEY (finding_id, idx)
 );
 CREATE TABLE IF NOT EXISTS sources (
-    finding_id TEXT NOT NULL,
+    finding_id TEXT NOT NULL REFERENCES findings (id),
     idx INTEGER NOT NULL,
     source TEXT NOT NULL,
     url TEXT,

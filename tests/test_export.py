@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 from pathlib import Path
 
@@ -18,10 +19,15 @@ from agent.app import app
 from kb.errors import ExportError
 from kb.export import (
     CSV_COLUMNS,
+    MD_COLUMNS,
     SCHEMA_VERSION,
     STATUS_ORDER,
+    FindingLinks,
     build_table,
+    folder_links,
+    github_anchor,
     model_family,
+    quant_kind,
     status_label,
     table_to_dict,
     to_csv,
@@ -163,6 +169,8 @@ def test_unknown_status_names_the_finding():
         ("nvidia/MiniMax-M2.7-NVFP4", None, "MiniMax"),
         ("openai/gpt-oss-120b", None, "gpt-oss"),
         ("tiiuae/Falcon3-7B-Instruct", None, "Falcon3"),
+        ("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", None, "DeepSeek"),  # 32B is a size
+        ("CohereForAI/c4ai-command-r-v01", None, "Command R"),
         ("hybrid-GDN NVFP4 model", None, "(other)"),
         (None, None, "(any)"),
     ],
@@ -262,6 +270,54 @@ def test_matrix_marks_missing_family_gpu_combinations_untested():
     assert m.cell("GLM-5", "sm100").status == "broken"
     assert m.cell("Qwen3", "sm100").status == "untested"
     assert m.cell("GLM-5", "sm90").status == "untested"
+    assert m.cell("Qwen3", "sm90").findings == ("q",)
+    assert m.cell("Qwen3", "sm100").findings == ()
+
+
+def test_grid_says_conflicting_when_findings_disagree_across_or_within_rows():
+    h100 = Hardware(gpu="NVIDIA H100", sm="sm90")
+    table = build_table(
+        [
+            # two rows of one family on one GPU: one runs, one is broken
+            finding("a", "works", model="org/Qwen3-8B", quantization="fp8", hardware=h100),
+            finding("b", "broken", model="org/Qwen3-8B", quantization="int4", hardware=h100),
+            # one row that regressed: works, then broken
+            finding("c", "works", date="2026-01", model="org/GLM-5", hardware=h100),
+            finding("d", "broken", date="2026-05", model="org/GLM-5", hardware=h100),
+            # runs alike: the weaker word
+            finding("e", "works", model="org/Kimi-K2", quantization="fp8", hardware=h100),
+            finding(
+                "f", "works-with-flags", model="org/Kimi-K2", quantization="int4", hardware=h100
+            ),
+        ]
+    )
+    m = table.matrix
+    assert m.cell("Qwen3", "sm90").status == "conflicting"
+    assert m.cell("GLM-5", "sm90").status == "conflicting"
+    assert m.cell("Kimi K2", "sm90").status == "works with flags"
+    assert sorted(m.cell("GLM-5", "sm90").findings) == ["c", "d"]
+    for text in (to_markdown(table), to_json(table), to_csv(table)):
+        assert "mixed" not in text  # one word for disagreement, everywhere
+
+
+@pytest.mark.parametrize(
+    ("quantization", "kind"),
+    [
+        ("nvfp4 (modelopt_fp4)", "nvfp4"),
+        ("fp8, kv cache fp8", "fp8"),
+        ("kv cache fp8", "none"),
+        ("none (bf16)", "none"),
+        ("mxfp4 (FP4 experts; the reporter calls the checkpoint NVFP4)", "mxfp4"),
+        ("gptq int4", "gptq"),
+        ("awq / w4a16", "awq"),
+        ("w8a8_fp8, kv_cache_dtype fp8_e4m3", "fp8"),
+        ("int4 w4a16 (compressed-tensors)", "int4"),
+        ("bitsandbytes 4-bit", "bitsandbytes"),
+        (None, "unspecified"),
+    ],
+)
+def test_quantization_scheme_for_the_grid(quantization, kind):
+    assert quant_kind(quantization) == kind
 
 
 def test_sources_become_links_once_each():
@@ -301,19 +357,68 @@ def _tables(text: str) -> list[list[str]]:
     return blocks
 
 
-def test_markdown_is_a_github_table_with_escaped_cells():
+def _check_gfm_table(lines: list[str]) -> int:
+    """A table GitHub renders: header and separator of the same width, every row that width."""
+    width = len(_split_row(lines[0]))
+    assert len(_split_row(lines[1])) == width
+    assert re.fullmatch(r"\|(---\|)+", lines[1])
+    assert all(len(_split_row(line)) == width for line in lines), lines
+    return width
+
+
+def test_markdown_is_github_tables_with_escaped_cells():
     piped = finding("pipes", "works-with-flags", fix=Fix(add=("--x a|b",)), quantization="fp8|int4")
     text = to_markdown(build_table([*seed_findings(), piped]))
-    main, matrix = _tables(text)
-    width = len(_split_row(main[0]))
-    assert re.fullmatch(r"\|(---\|)+", main[1])
-    assert all(len(_split_row(line)) == width for line in main)
-    assert len(main) == 2 + 5
-    assert all(len(_split_row(line)) == len(_split_row(matrix[0])) for line in matrix)
-    # A real CommonMark/GFM renderer sees the same table.
+    grid, *families = _tables(text)
+    assert _check_gfm_table(grid) == 1 + 1  # family and one GPU generation (sm120)
+    for table in families:
+        assert _check_gfm_table(table) == len(MD_COLUMNS)
+    assert sum(len(t) - 2 for t in families) == 5
+    assert r"fp8\|int4" in text and r"`--x a\|b`" in text
+    # A real CommonMark/GFM renderer sees the same tables.
     html = MarkdownIt("commonmark").enable("table").render(text)
-    assert html.count("<tr>") == len(main) - 1 + len(matrix) - 1
+    assert html.count("<table>") == 1 + len(families)
+    assert html.count("<tr>") == sum(len(t) - 1 for t in [grid, *families])
     assert "<code>--x a|b</code>" in html
+    assert "<td>fp8|int4</td>" in html
+
+
+def test_markdown_grid_comes_first_and_links_to_the_rows_by_family():
+    text = to_markdown(build_table(seed_findings()))
+    headings = re.findall(r"^#+ (.*)$", text, re.M)
+    assert headings == [
+        "Compatibility",
+        "Compatibility grid: model family × GPU",
+        "Deployments by model family",
+        "GLM-5",
+        "Kimi K2",
+        "Qwen3.5",
+    ]
+    grid = _tables(text)[0]
+    kimi = next(_split_row(line) for line in grid if "Kimi K2" in line)
+    # two Kimi K2 deployments on sm120, both work: the count of findings links to their rows
+    assert [c.strip() for c in kimi] == ["[Kimi K2](#kimi-k2)", "✅ works · [2](#kimi-k2)"]
+    sections = text.split("#### ")
+    assert "moonshotai/Kimi-K2.5" in sections[2] and "nvidia/GLM-5-NVFP4" not in sections[2]
+
+
+@pytest.mark.parametrize(
+    ("heading", "anchor"),
+    [
+        ("GLM-5", "glm-5"),
+        ("Kimi K2", "kimi-k2"),
+        ("Qwen3.5", "qwen35"),
+        ("gpt-oss", "gpt-oss"),
+        ("Compatibility grid: model family × GPU", "compatibility-grid-model-family--gpu"),
+    ],
+)
+def test_github_anchor(heading, anchor):
+    assert github_anchor(heading) == anchor
+
+
+def test_github_anchor_repeats_get_a_number():
+    taken: set[str] = set()
+    assert [github_anchor("Qwen3.5", taken) for _ in range(3)] == ["qwen35", "qwen35-1", "qwen35-2"]
 
 
 def test_markdown_shows_seed_flags_links_and_throughput():
@@ -331,6 +436,7 @@ def test_markdown_of_an_empty_table_still_has_the_header():
     text = to_markdown(build_table([]))
     (main,) = _tables(text)
     assert len(main) == 2
+    _check_gfm_table(main)
     assert "_No findings match these filters._" in text
 
 
@@ -357,7 +463,7 @@ def test_csv_parses_with_the_documented_columns():
 
 def test_json_schema():
     doc = json.loads(to_json(build_table(seed_findings(), generated="2026-06-01")))
-    assert doc["schema_version"] == SCHEMA_VERSION == 1
+    assert doc["schema_version"] == SCHEMA_VERSION == 2
     assert doc["generated"] == "2026-06-01"
     assert doc["statuses"] == list(STATUS_ORDER)
     assert doc["counts"]["rows"] == 4 and doc["counts"]["findings"] == 4
@@ -377,7 +483,63 @@ def test_json_schema():
         "names": ["NVIDIA RTX PRO 6000 Blackwell"],
         "counts": [8],
     }
-    assert qwen["findings"][0]["link"] == "findings/qwen35-nvfp4-sm120.md"
+    assert qwen["findings"][0]["link"] == "findings/qwen35-nvfp4-sm120.md"  # no file known
+    cell = next(c for c in doc["matrix"]["cells"] if c["family"] == "Kimi K2")
+    assert cell == {
+        "family": "Kimi K2",
+        "sm": "sm120",
+        "status": "works",
+        "counts": {"works": 2},
+        "findings": ["kimi-k2-thinking-nvfp4-sm120", "kimi-k25-int4-eagle3-sm120"],
+    }
+
+
+# --- links ---------------------------------------------------------------------------------------
+
+
+def test_links_default_to_the_findings_own_file(tmp_path):
+    team = tmp_path / "team kb"
+    f = finding("ours", path=str(team / "sub" / "ours.md"))
+    ref = build_table([f]).rows[0].cell.findings[0]
+    assert FindingLinks()(ref) == (team / "sub" / "ours.md").as_uri()
+    assert FindingLinks()(ref).startswith("file:///") and "team%20kb" in FindingLinks()(ref)
+
+
+def test_link_base_per_folder(tmp_path):
+    shipped, team = tmp_path / "shipped", tmp_path / "team"
+    shipped.mkdir()
+    (team / "gpu").mkdir(parents=True)
+    links = folder_links(
+        ["https://github.com/org/kb/blob/main/findings", f"{team}=https://git.example/team/kb/"],
+        shipped,
+    )
+    ours = finding("ours", path=str(shipped / "ours.md"))
+    theirs = finding("theirs", path=str(team / "gpu" / "their finding.md"))
+    elsewhere = finding("elsewhere", path=str(tmp_path / "other" / "x.md"))
+    refs = {
+        r.id: r for row in build_table([ours, theirs, elsewhere]).rows for r in row.cell.findings
+    }
+    assert links(refs["ours"]) == "https://github.com/org/kb/blob/main/findings/ours.md"
+    assert links(refs["theirs"]) == "https://git.example/team/kb/gpu/their%20finding.md"
+    assert links(refs["elsewhere"]) == (tmp_path / "other" / "x.md").as_uri()
+
+
+def test_link_base_two_addresses_for_one_folder(tmp_path):
+    with pytest.raises(ExportError) as exc:
+        folder_links(["https://a.example/", f"{tmp_path}=https://b.example/"], tmp_path)
+    assert str(exc.value) == (
+        f"--link-base '{tmp_path}=https://b.example/': {tmp_path.resolve()} already links to "
+        "'https://a.example/'; give one address per folder"
+    )
+
+
+def test_link_base_folder_that_does_not_exist(tmp_path):
+    with pytest.raises(ExportError) as exc:
+        folder_links(["nope=https://x/"], tmp_path, tmp_path)
+    assert str(exc.value) == (
+        "--link-base 'nope=https://x/': 'nope' is not a folder; "
+        "write FOLDER=URL or a plain URL for the shipped findings"
+    )
 
 
 def test_docs_list_every_csv_column_and_json_key():
@@ -421,12 +583,19 @@ def test_write_export_onto_a_folder_leaves_nothing_behind(tmp_path):
 # --- CLI -----------------------------------------------------------------------------------------
 
 
+@pytest.fixture(autouse=True)
+def _no_user_settings(monkeypatch):
+    """The user's own folders and link settings do not leak into the CLI tests."""
+    for name in ("DEPLOYKB_FINDINGS", "DEPLOYKB_LINK_BASE", "DEPLOYKB_EMBEDDER", "DEPLOYKB_DB"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def fake_index(monkeypatch):
     """The CLI with the index replaced by the seed findings; records the filters it passed."""
     calls = []
 
-    def load(db_path, **filters):
+    def load(db_path, findings_dirs=None, embedder="auto", **filters):
         calls.append(filters)
         found = seed_findings()
         if filters.get("model"):
@@ -487,6 +656,30 @@ def test_cli_unknown_format(fake_index):
     assert fake_index == []  # nothing was read
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-o", "{tmp}/x.xlsx"], "{tmp}/x.xlsx: export writes .md, .csv, .json or .html, not "
+         ".xlsx; choose one of those or pass --format"),
+        (["-o", "{tmp}/x.json", "--format", "csv"], "{tmp}/x.json: --format csv writes .csv, not .json"),
+        (["-o", "{tmp}/x.pdf", "--format", "html"], "{tmp}/x.pdf: --format html writes .html or .htm, not .pdf"),
+    ],
+)  # fmt: skip
+def test_cli_refuses_an_extension_it_does_not_write(fake_index, tmp_path, args, message):
+    result = runner.invoke(app, ["export", *(a.format(tmp=tmp_path) for a in args)])
+    assert result.exit_code == 2
+    assert result.stderr == f"Error: {message.format(tmp=tmp_path)}\n"
+    assert fake_index == []  # nothing was read
+    assert list(tmp_path.iterdir()) == []  # nothing was written
+
+
+def test_cli_text_file_with_a_format(fake_index, tmp_path):
+    out = tmp_path / "compat.txt"
+    result = runner.invoke(app, ["export", "-o", str(out), "--format", "md"])
+    assert result.exit_code == 0, result.output
+    assert out.read_text().startswith("## Compatibility")
+
+
 def test_cli_unknown_status(fake_index):
     result = runner.invoke(app, ["export", "--status", "fine"])
     assert result.exit_code == 2
@@ -537,8 +730,8 @@ def test_shipped_findings_export_with_the_seed_deployments():
     table = build_table(findings)
     assert sum(len(r.cell.findings) for r in table.rows) == len(findings)
     text = to_markdown(table)
-    for f in findings:
-        assert f"[{f.id}](findings/{f.id}.md)" in text
+    for f in findings:  # each finding linked to its own file, wherever the page is opened
+        assert f"[{f.id}]({Path(os.path.abspath(f.path)).as_uri()})" in text
     seeds = {
         "nvidia/Qwen3.5-397B-A17B-NVFP4": "--fp4-gemm-runner-backend flashinfer_cudnn",
         "Kimi-K2-Thinking-NVFP4": "--disable-cuda-graph",
@@ -556,8 +749,8 @@ def test_shipped_findings_export_with_the_seed_deployments():
     assert "--fp8-gemm-backend cutlass" not in [f.display for f in glm5.cell.flags]
     kimi = next(r for r in table.rows if r.model.startswith("Kimi-K2.5") and r.gpu_sm == "sm120")
     assert kimi.cell.best.text == "759 tok/s @ 30"
-    main = _tables(text)[0]
-    assert {len(_split_row(line)) for line in main} == {len(_split_row(main[0]))}
+    for table in _tables(text):
+        _check_gfm_table(table)
 
 
 def test_cli_on_a_real_index_of_the_shipped_findings(tmp_path):
@@ -577,3 +770,46 @@ def test_cli_on_a_real_index_of_the_shipped_findings(tmp_path):
     assert doc["rows"] and all(r["gpu"]["sm"] == "sm120" for r in doc["rows"])
     models = {r["model"] for r in doc["rows"]}
     assert {"nvidia/GLM-5-NVFP4", "nvidia/Qwen3.5-397B-A17B-NVFP4"} <= models
+
+
+def test_cli_findings_folder_is_indexed_and_linked_to_its_own_folder(tmp_path, findings_dir):
+    """`export --findings TEAM` like `ask`: the team folder is indexed beside the shipped
+    findings, and its findings link into it (file://, or the --link-base given for it)."""
+    _shipped()
+    db = tmp_path / "kb.db"
+    team_ids = {p.stem for p in findings_dir.glob("*.md") if p.name != "README.md"}
+    args = ["export", "--db", str(db), "--format", "json", "--embedder", "hash"]
+    result = runner.invoke(app, [*args, "--findings", str(findings_dir)])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    links = {f["id"]: f["link"] for r in doc["rows"] for f in r["findings"]}
+    assert team_ids <= set(links)
+    assert "glm5-nvfp4-sm120-deepgemm-ue8m0-nan" in links  # and the shipped ones
+    for fid in team_ids:
+        assert links[fid].startswith(findings_dir.resolve().as_uri() + "/"), links[fid]
+    shipped_link = links["glm5-nvfp4-sm120-deepgemm-ue8m0-nan"]
+    assert shipped_link.startswith("file:///") and shipped_link.endswith(".md")
+
+    result = runner.invoke(
+        app,
+        [*args, "--findings", str(findings_dir),
+         "--link-base", f"{findings_dir}=https://git.example/team/kb/blob/main/",
+         "--link-base", "https://github.com/org/deploykb/blob/main/findings/"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    links = {f["id"]: f["link"] for r in json.loads(result.stdout)["rows"] for f in r["findings"]}
+    for fid in team_ids:
+        assert links[fid].startswith("https://git.example/team/kb/blob/main/"), links[fid]
+    assert links["glm5-nvfp4-sm120-deepgemm-ue8m0-nan"] == (
+        "https://github.com/org/deploykb/blob/main/findings/glm5-nvfp4-sm120-deepgemm-ue8m0-nan.md"
+    )
+
+
+def test_cli_link_base_folder_that_does_not_exist(fake_index, tmp_path):
+    result = runner.invoke(app, ["export", "--link-base", f"{tmp_path}/nope=https://x/"])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"Error: --link-base '{tmp_path}/nope=https://x/': '{tmp_path}/nope' is not a folder; "
+        "write FOLDER=URL or a plain URL for the shipped findings\n"
+    )
+    assert fake_index == []

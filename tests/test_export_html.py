@@ -13,8 +13,11 @@ import os
 import re
 import select
 import shutil
+import struct
 import subprocess
 import time
+import zlib
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -25,6 +28,7 @@ from kb.export import build_table
 from kb.export_html import to_html
 from kb.records import Finding, Fix, Framework, Hardware, Performance
 
+REPO = Path(__file__).resolve().parent.parent
 H100 = Hardware(gpu="NVIDIA H100", count=4, sm="sm90")
 
 
@@ -117,6 +121,38 @@ def test_page_shows_counts_date_legend_and_links(page):
     assert 'data-copy="--disable-cuda-graph"' in html
     assert 'data-copy="--fp8-gemm-backend cutlass"' not in html  # a dead end in the seeds
     assert '759</span> <span class="unit">tok/s</span>' in html
+
+
+def test_grid_comes_first_then_rows_grouped_by_family(page):
+    html = page.read_text()
+    assert html.index('id="grid"') < html.index('id="compat"') < html.index('class="legend"')
+    groups = re.findall(r'<tr class="group" data-family="([^"]+)">', html)
+    assert groups == ["DeepSeek", "GLM-5", "Kimi K2", "Qwen3.5", "(other)"]
+    assert 'Kimi K2 <span class="gcount">2 rows · 2 findings</span>' in html
+    # each grid cell counts the findings behind it and links to them
+    kimi = re.search(r'<a class="mcell s-works" href="#family=Kimi%20K2&amp;gpu=sm120"[^>]*>', html)
+    assert kimi and "findings: kimi-k2-thinking-nvfp4-sm120, kimi-k25-int4-eagle3-sm120" in kimi[0]
+    assert '<span class="mword">works</span><span class="mn">2 findings</span>' in html
+    assert 'href="#family=DeepSeek&amp;gpu=sm90"' in html
+    assert '<span class="mword">conflicting</span><span class="mn">2 findings</span>' in html
+
+
+def test_one_word_for_disagreement_in_grid_rows_and_legend(page):
+    html = page.read_text()
+    assert "mixed" not in html.lower()
+    legend = html[html.index('class="legend"') :]
+    assert legend.count('<span class="badge s-conflicting">conflicting</span>') == 1
+
+
+def test_links_work_wherever_the_page_is_opened(tmp_path):
+    """Findings known by their file link to it by absolute file:// URI, not a relative path."""
+    team = tmp_path / "team"
+    shipped = [replace(f, path=str(tmp_path / "shipped" / f"{f.id}.md")) for f in seed_findings()]
+    ours = replace(findings()[4], path=str(team / "ds-fp8-h100-works.md"))
+    html = to_html(build_table([*shipped, ours]))
+    hrefs = re.findall(r'<a href="([^"]+)" class="fid"', html)
+    assert len(hrefs) == 5 and all(h.startswith("file:///") for h in hrefs)
+    assert (team / "ds-fp8-h100-works.md").as_uri() in hrefs
 
 
 # --- in the browser ------------------------------------------------------------------------------
@@ -410,3 +446,161 @@ def test_copy_button_puts_the_flag_on_the_clipboard(browser, page):
         assert time.monotonic() < deadline, tab.js("window.prompted")
         time.sleep(0.05)
     assert tab.js("navigator.clipboard.readText()") == "--disable-cuda-graph"
+
+
+# --- the screenshot: the grid first --------------------------------------------------------------
+
+
+def png_pixels(path: Path) -> tuple[int, int, list[bytes]]:
+    """Width, height and rows of RGB(A) bytes of an 8-bit, non-interlaced PNG (what Chromium
+    writes), decoded with the standard library."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, chunks, idat = 8, {}, b""
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        if kind == b"IDAT":
+            idat += body
+        chunks.setdefault(kind, body)
+        pos += 12 + length
+    width, height, depth, color, _, _, interlace = struct.unpack(">IIBBBBB", chunks[b"IHDR"])
+    assert (depth, interlace) == (8, 0) and color in (2, 6)
+    bpp = 3 if color == 2 else 4
+    raw, stride, rows, prev = zlib.decompress(idat), width * bpp, [], bytearray(width * bpp)
+    for y in range(height):
+        start = y * (stride + 1)
+        kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if kind == 1:
+                line[i] = (line[i] + a) & 255
+            elif kind == 2:
+                line[i] = (line[i] + b) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return width, height, [row[i : i + 3] for row in rows for i in range(0, stride, bpp)]
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_screenshot_shows_the_grid_above_the_rows(browser, page, tmp_path):
+    """scripts/screenshot_export.sh takes the page's screenshot in headless Chromium; the same
+    page laid out at the same size has the whole grid in view and above the first row, and the
+    screenshot shows a grid cell's colour where the layout puts it."""
+    width, height = 1280, 900
+    out = tmp_path / "shot"
+    env = {**os.environ, "CHROMIUM": CHROMIUM, "WIDTH": str(width), "HEIGHT": str(height)}
+    subprocess.run(
+        ["bash", str(REPO / "scripts" / "screenshot_export.sh"), "--html", str(page), str(out)],
+        env=env, check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    png = out / "compat.png"
+    w, h, pixels = png_pixels(png)
+    assert (w, h) == (width, height)
+
+    tab = browser.open(page.as_uri())
+    tab.send(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+    )
+    boxes = tab.js(
+        "(() => { const box = s => { const r = document.querySelector(s).getBoundingClientRect();"
+        " return {top: r.top, bottom: r.bottom, left: r.left}; };"
+        " return {grid: box('#matrix'), row: box('#compat tbody tr.row'),"
+        " heading: box('#rh'), cell: box('#matrix a.mcell.s-works')}; })()"
+    )
+    assert tab.js("window.scrollY") == 0
+    assert 0 < boxes["grid"]["top"] < boxes["grid"]["bottom"] <= height  # all of it in view
+    assert boxes["grid"]["bottom"] <= boxes["heading"]["top"] < boxes["row"]["top"]
+    # the "works" cell's background (--ok-bg, #dafbe1) is in the screenshot where it is laid out
+    cell = boxes["cell"]
+    x, y = int(cell["left"]) + 3, int((cell["top"] + cell["bottom"]) / 2)
+    r, g, b = pixels[y * w + x]
+    assert (abs(r - 0xDA), abs(g - 0xFB), abs(b - 0xE1)) < (8, 8, 8), (r, g, b)
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_grid_is_refined_by_quantization_and_framework(browser, page):
+    tab = browser.open(page.as_uri())
+
+    def cell(family: str, sm: str) -> list[str]:
+        return tab.js(
+            f"(() => {{ const a = document.querySelector("
+            f'\'#matrix a.mcell[data-family="{family}"][data-gpu="{sm}"]\');'
+            " return [a.querySelector('.mword').textContent,"
+            " a.querySelector('.mn').textContent]; })()"
+        )
+
+    assert cell("Kimi K2", "sm120") == ["works", "2 findings"]
+    tab.js(
+        "const s = document.getElementById('f-quant'); s.value = 'int4';"
+        " s.dispatchEvent(new Event('change'))"
+    )
+    assert cell("Kimi K2", "sm120") == ["works", "1 finding"]
+    assert cell("GLM-5", "sm120") == ["untested", ""]
+    assert tab.visible_models() == ["moonshotai/Kimi-K2.5"]  # the rows follow the refinement
+    assert tab.js("location.hash") == "#quant=int4"
+    linked = browser.open(f"{page.as_uri()}#framework=vllm")
+    assert linked.js("document.getElementById('f-framework').value") == "vllm"
+    assert (
+        linked.js(
+            "document.querySelector('#matrix a.mcell[data-family=DeepSeek][data-gpu=sm90]')"
+            ".querySelector('.mword').textContent"
+        )
+        == "conflicting"
+    )
+    assert (
+        linked.js(
+            "[...document.querySelectorAll('#matrix .mword')].filter(e => e.textContent !== "
+            "'untested').length"
+        )
+        == 1
+    )
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_clicking_a_grid_cell_shows_its_rows_and_findings(browser, page):
+    tab = browser.open(page.as_uri())
+    tab.click('#matrix a.mcell[data-family="Kimi K2"][data-gpu="sm120"]')
+    assert tab.visible_models() == ["nvidia/Kimi-K2-Thinking-NVFP4", "moonshotai/Kimi-K2.5"]
+    assert tab.js("location.hash") == "#gpu=sm120&family=Kimi%20K2"
+    groups = tab.js(
+        "[...document.querySelectorAll('#compat tr.group')].filter(g => !g.hidden)"
+        ".map(g => g.dataset.family)"
+    )
+    assert groups == ["Kimi K2"]
+    ids = tab.js(
+        "[...document.querySelectorAll('#compat tr.row')].filter(r => !r.hidden)"
+        ".flatMap(r => [...r.querySelectorAll('a.fid')].map(a => a.textContent))"
+    )
+    assert ids == ["kimi-k2-thinking-nvfp4-sm120", "kimi-k25-int4-eagle3-sm120"]
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_sorting_leaves_the_family_groups_and_reset_brings_them_back(browser, page):
+    tab = browser.open(page.as_uri())
+    visible_groups = (
+        "[...document.querySelectorAll('#compat tr.group')].filter(g => !g.hidden).length"
+    )
+    assert tab.js(visible_groups) == 5
+    tab.click('#compat th[data-key="date"] button')
+    assert tab.js(visible_groups) == 0
+    tab.click("#reset")
+    assert tab.js(visible_groups) == 5
+    order = tab.js(
+        "[...document.querySelectorAll('#compat tbody tr')].filter(r => !r.hidden)"
+        ".map(r => r.classList.contains('group') ? '#' + r.dataset.family :"
+        " r.querySelector('.model').textContent)"
+    )
+    assert order[:4] == ["#DeepSeek", "deepseek-ai/DeepSeek-V3", "#GLM-5", "nvidia/GLM-5-NVFP4"]

@@ -354,7 +354,7 @@ def test_fetch_server_args_nothing_found(sglang_server):
         fetch_server_args(url)
     assert str(err.value) == (
         f"{url}/get_server_info: HTTP 404; expected an SGLang server answering "
-        "/server_info or /get_server_info"
+        "/server_info or /get_server_info (or vLLM answering /version)"
     )
 
 

@@ -38,6 +38,7 @@ def test_wheel_contains_findings_and_reference_data(wheel):
         "triage.json",
         "components.json",
         "differential.json",
+        "metadata.json",  # Datasette's facets and labels for the index (docs/export.md)
     ):
         assert f"kb/_shipped/data/{data}" in names
     assert not any(n.endswith((".db", ".db-journal")) for n in names)

@@ -60,7 +60,8 @@ def ask_command(
     server: Annotated[
         Optional[str],
         typer.Option(
-            help="URL of a running SGLang server: its arguments are used as the current command."
+            help="URL of a running SGLang or vLLM server: the version it reports is the framework "
+            "version; SGLang's arguments are used as the current command."
         ),
     ] = None,
     tried: Annotated[

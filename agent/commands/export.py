@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from agent.app import DbOption, app
+from agent.app import DbOption, EmbedderOption, FindingsOption, app
 from kb.errors import InputError
 from kb.paths import resolve_db_path
 from kb.records import STATUSES, Finding
@@ -23,23 +23,49 @@ _SUFFIX_FORMAT = {
 }
 
 
-def _load_findings(db_path: Path, **filters: str | None) -> list[Finding]:
-    """The edge: findings from the existing, current index (a missing one is an error)."""
-    from agent.index import open_index
+def _load_findings(
+    db_path: Path,
+    findings_dirs: list[Path] | None = None,
+    embedder: str = "auto",
+    **filters: str | None,
+) -> list[Finding]:
+    """The edge: findings from the index. Without ``findings_dirs`` the existing, current index
+    is read as it is (a missing one is an error); with them, the index is first brought in step
+    with the shipped and those folders, as ``ask`` does."""
+    from agent.index import open_index, ready_index
     from kb import store
 
-    return store.load_findings(open_index(db_path), **filters)
+    if findings_dirs:
+        database = ready_index(db_path, findings_dirs, embedder)
+    else:
+        database = open_index(db_path)
+    return store.load_findings(database, **filters)
 
 
 def _choose_format(fmt: str | None, output: Path | None) -> str:
+    """The format from ``--format``, else from the ``-o`` suffix, else Markdown. An ``-o`` whose
+    suffix names a file this command does not write (``x.xlsx``, ``x.pdf``, or ``x.json`` with
+    ``--format csv``) is refused rather than filled with text of another kind."""
+    to_file = output is not None and str(output) != "-"
+    suffix = output.suffix.lower() if to_file else ""
     if fmt is None:
-        suffix = output.suffix.lower() if output is not None and str(output) != "-" else ""
+        if suffix and suffix not in _SUFFIX_FORMAT:
+            raise InputError(
+                f"{output}: export writes .md, .csv, .json or .html, not {output.suffix}; "
+                "choose one of those or pass --format"
+            )
         return _SUFFIX_FORMAT.get(suffix, "md")
     from kb.export import FORMATS  # the table code loads only when exporting
 
-    if fmt.lower() not in FORMATS:
+    chosen = fmt.lower()
+    if chosen not in FORMATS:
         raise InputError(f"--format {fmt!r}: choose md, csv, json or html")
-    return fmt.lower()
+    fitting = [s for s, f in _SUFFIX_FORMAT.items() if f == chosen]
+    if suffix and suffix not in fitting and suffix != ".txt":
+        raise InputError(
+            f"{output}: --format {chosen} writes {' or '.join(fitting)}, not {output.suffix}"
+        )
+    return chosen
 
 
 def _check_status(status: str | None) -> str | None:
@@ -88,40 +114,56 @@ def export_command(
         ),
     ] = None,
     link_base: Annotated[
-        str,
+        Optional[list[str]],
         typer.Option(
             "--link-base",
             envvar="DEPLOYKB_LINK_BASE",
-            help="Prefix of the links to finding files, e.g. "
-            "https://github.com/org/kb/blob/main/findings/",
+            help="Where finding links point: FOLDER=URL for the findings under FOLDER, or a plain "
+            "URL for the shipped ones (repeatable). Default: each finding's own file (file://).",
+            show_default=False,
         ),
-    ] = "findings/",
+    ] = None,
+    findings: FindingsOption = None,
+    embedder: EmbedderOption = "auto",
     db: DbOption = None,
 ) -> None:
     """Export the compatibility table: what runs where, with which flags, and the evidence.
 
-    Rows are model × GPU (SM) × quantization × framework; each cell gives the status (absent means
-    untested), the key flags, the best throughput, the date and links to every finding behind it.
+    First the grid, model family × GPU (SM): each cell a status and the number of findings behind
+    it. Then the rows, grouped by family: model × GPU × quantization × framework, each with the
+    status (absent means untested), the key flags, the best throughput, the date and links to
+    every finding behind it.
 
     Example: deploykb export --format html -o compat.html --gpu sm120
     """
+    from agent.index import split_dirs
+    from kb.export import folder_links
+    from kb.resources import shipped_findings_dir
+
     chosen = _choose_format(fmt, output)
     status = _check_status(status)
+    links = folder_links(link_base or [], shipped_findings_dir(), Path.cwd())
     filters = [
         (k, v)
         for k, v in (("model", model), ("gpu", gpu), ("framework", framework), ("status", status))
         if v
     ]
-    findings = _load_findings(
-        resolve_db_path(db), model=model, gpu=gpu, status=status, framework=framework
+    found = _load_findings(
+        resolve_db_path(db),
+        split_dirs(findings),
+        embedder,
+        model=model,
+        gpu=gpu,
+        status=status,
+        framework=framework,
     )
     from kb.export import build_table, filter_description, render, write_export
     from kb.redact import redact_record
 
-    findings = redact_record(findings, skip=frozenset({"body"}))  # the table shows no bodies
-    table = build_table(findings, generated=_dt.date.today().isoformat(), filters=filters)
-    text = render(table, chosen, link_base)
-    if not findings:
+    found = redact_record(found, skip=frozenset({"body"}))  # the table shows no bodies
+    table = build_table(found, generated=_dt.date.today().isoformat(), filters=filters)
+    text = render(table, chosen, links)
+    if not found:
         if filters:
             typer.echo(
                 f"No findings match {filter_description(filters)}; the table is empty.", err=True
@@ -133,6 +175,6 @@ def export_command(
         return
     write_export(output, text)
     typer.echo(
-        f"Wrote {output} ({chosen}, {len(table.rows)} rows from {len(findings)} findings).",
+        f"Wrote {output} ({chosen}, {len(table.rows)} rows from {len(found)} findings).",
         err=True,
     )
