@@ -151,16 +151,129 @@ def unwrap(text: str) -> str:
     return "\n\n".join(" ".join(p.split()) for p in text.strip().split("\n\n") if p.strip())
 
 
-def reflow(text: str) -> str:
-    """Markdown paragraphs as single lines (the terminal wraps them), blank lines kept."""
-    paragraphs = [" ".join(p.split()) for p in text.strip().split("\n\n")]
-    return "\n\n  ".join(p for p in paragraphs if p)
+def paragraphs(text: str) -> list[str]:
+    """Markdown paragraphs, each as one line (the renderer wraps them to the terminal)."""
+    return [" ".join(p.split()) for p in text.strip().split("\n\n") if p.strip()]
+
+
+# --- layout that survives an 80-column terminal ---------------------------------------------------
+# Every indented line is a two-column grid (prefix, body): a body that wraps continues under its
+# own first word, not at the left edge. Launch commands wrap between shell words and end each
+# continued line with " \", so what is shown pastes into a shell as one command.
+
+
+class Hang:
+    """``prefix`` then ``body``; wrapped lines of the body keep its indent. A word wider than
+    the line is folded, never cut; no trailing spaces."""
+
+    def __init__(self, prefix, body) -> None:  # type: ignore[no-untyped-def]
+        from rich.text import Text
+
+        self.prefix = Text.from_markup(prefix) if isinstance(prefix, str) else prefix
+        self.body = Text.from_markup(body) if isinstance(body, str) else body
+
+    def __rich_console__(self, console, options):  # type: ignore[no-untyped-def]
+        from rich.text import Text
+
+        indent = self.prefix.cell_len
+        room = max(options.max_width - indent, 10)
+        for i, line in enumerate(self.body.wrap(console, room, overflow="fold")):
+            line.rstrip()
+            yield (self.prefix.copy() if i == 0 else Text(" " * indent)) + line
+
+
+def hang(prefix, body) -> Hang:  # type: ignore[no-untyped-def]
+    """``prefix`` then ``body`` (rich markup strings or ``Text``), the body wrapped under itself."""
+    return Hang(prefix, body)
+
+
+def shell_words(command: str) -> list[str]:
+    """``command`` split at the spaces outside quotes; each word keeps its quotes as written."""
+    words: list[str] = []
+    current: list[str] = []
+    quote = ""
+    escaped = False
+    for ch in command.strip():
+        if escaped:
+            current.append(ch)
+            escaped = False
+        elif ch == "\\" and quote != "'":
+            current.append(ch)
+            escaped = True
+        elif quote:
+            current.append(ch)
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            current.append(ch)
+            quote = ch
+        elif ch.isspace():
+            if current:
+                words.append("".join(current))
+                current = []
+        else:
+            current.append(ch)
+    if current:
+        words.append("".join(current))
+    return words
+
+
+def shell_lines(command: str, width: int, indent: int = 2) -> list[str]:
+    """``command`` in lines of at most ``width`` cells: breaks between shell words, each continued
+    line ending in `` \\`` and the lines after the first indented by 2 more. A word longer than
+    the width stands alone on its line."""
+    if "\n" in command.strip():  # written on several lines already: keep the author's layout
+        return [ln.rstrip() for ln in command.strip().splitlines()]
+    lines: list[str] = []
+    line = ""
+    for word in shell_words(command):
+        lead = "" if not lines else " " * indent
+        candidate = f"{line} {word}" if line else f"{lead}{word}"
+        room = width - 2  # keep space for " \"
+        if line and len(candidate) > room:
+            lines.append(line + " \\")
+            line = f"{' ' * indent}{word}"
+        else:
+            line = candidate
+    if line or not lines:
+        lines.append(line)
+    return lines
+
+
+class ShellCommand:
+    """A launch command, indented, wrapped between words with `` \\`` continuations."""
+
+    def __init__(self, command: str, indent: int = 2, style: str = "") -> None:
+        self.command = command
+        self.indent = indent
+        self.style = style
+
+    def __rich_console__(self, console, options):  # type: ignore[no-untyped-def]
+        from rich.text import Text
+
+        pad = " " * self.indent
+        for line in shell_lines(self.command, max(options.max_width - self.indent, 20)):
+            yield Text(pad + line, style=self.style, overflow="fold")
+
+    def __rich_measure__(self, console, options):  # type: ignore[no-untyped-def]
+        from rich.measure import Measurement
+
+        longest = max((len(w) for w in shell_words(self.command)), default=0) + self.indent
+        return Measurement(min(longest, options.max_width), options.max_width)
+
+
+def group(items):  # type: ignore[no-untyped-def]
+    """Markup strings and renderables, one after the other (for a Panel)."""
+    from rich.console import Group
+    from rich.text import Text
+
+    return Group(*(Text.from_markup(x) if isinstance(x, str) else x for x in items))
 
 
 _ACTION_STYLE = {"add": "green", "change": "yellow", "remove": "red"}
 
 
-def _change_line(c: FlagChange) -> str:
+def _change_line(c: FlagChange, tag: str = ""):  # type: ignore[no-untyped-def]
     from rich.markup import escape
 
     style = _ACTION_STYLE.get(c.action, "white")
@@ -170,27 +283,47 @@ def _change_line(c: FlagChange) -> str:
         body = escape(c.text or c.name)
     kind = "" if c.kind == "flag" else f" [dim]({c.kind})[/dim]"
     note = f" [dim]— {escape(c.note)}[/dim]" if c.note else ""
-    return f"  [{style}]{c.action:>6}[/{style}]  {body}{kind}{note}"
+    return hang(f"  [{style}]{c.action:>6}[/{style}]  ", f"{body}{kind}{note}{tag}")
+
+
+def render_triage_lines(lines, console, limit: int = 5) -> None:  # type: ignore[no-untyped-def]
+    """The salient lines: class, then the text wrapped under itself."""
+    from rich.text import Text
+
+    shown = lines[:limit]
+    width = max((len(ln.cls or "-") for ln in shown), default=1)
+    for ln in shown:
+        text = Text(_redacted(ln.text)[:200])
+        if ln.ranks:
+            text.append(f" ({', '.join(ln.ranks)})", style="dim")
+        console.print(hang(Text(f"  {ln.cls or '-':<{width}}  ", style="dim"), text))
+
+
+def say_warnings(a: Answer) -> None:
+    """The answer's warnings and notices, one line each on stderr (stdout carries only the answer,
+    so ``deploykb ask ... > answer.txt`` or ``| jq`` gets data alone)."""
+    import sys
+
+    for w in a.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    for n in a.notices:
+        print(f"note: {n}", file=sys.stderr)
 
 
 def render_answer(a: Answer, console) -> None:
+    """The answer on ``console`` (stdout); its warnings and notices go to stderr (``say_warnings``)."""
     from rich.markup import escape
     from rich.panel import Panel
 
-    for w in a.warnings:
-        console.print(f"[yellow]warning:[/yellow] {escape(w)}")
-    for n in a.notices:
-        console.print(f"[dim]note: {escape(n)}[/dim]")
     if not a.proposals:
-        console.print("No findings in the index. Run `deploykb ingest`.")
+        import sys
+
+        print("No findings in the index. Run `deploykb ingest`.", file=sys.stderr)
         return
 
     if a.triage.lines:
         console.print("[bold]Salient lines from your input[/bold]")
-        for ln in a.triage.lines[:5]:
-            ranks = f" [dim]({', '.join(ln.ranks)})[/dim]" if ln.ranks else ""
-            text = escape(_redacted(ln.text)[:200])
-            console.print(f"  [dim]{ln.cls or '-':<22}[/dim] {text}{ranks}")
+        render_triage_lines(a.triage.lines, console)
         console.print()
 
     if a.differential is not None and a.differential.leads:
@@ -204,11 +337,13 @@ def render_answer(a: Answer, console) -> None:
             "[bold yellow]No close match.[/bold yellow] "
             f"{escape(a.verdict)}.\n\nNearest: {escape(f.title)}"
         )
-    lines = [header, f"[dim]{f.id} · status {f.status} · score {best.match.score:.2f}[/dim]", ""]
+    lines: list = [header, f"[dim]{f.id} · status {f.status} · score {best.match.score:.2f}[/dim]", ""]
     lines.append("[bold]Why it matches[/bold]")
-    lines += [f"  • {escape(r)}" for r in best.match.reasons] or ["  • (weak evidence)"]
+    lines += [hang("  • ", escape(r)) for r in best.match.reasons] or ["  • (weak evidence)"]
     if f.root_cause:
-        lines += ["", "[bold]Root cause[/bold]", f"  {escape(reflow(f.root_cause))}"]
+        lines += ["", "[bold]Root cause[/bold]"]
+        for i, para in enumerate(paragraphs(f.root_cause)):
+            lines += ([""] if i else []) + [hang("  ", escape(para))]
     lines += [
         "",
         "[bold]What to change[/bold]"
@@ -220,11 +355,14 @@ def render_answer(a: Answer, console) -> None:
     ]
     if best.translated_from:
         lines.append(
-            f"  [dim]translated from {escape(best.translated_from)} to "
-            f"{escape(a.context.framework or '')} through the flag registry[/dim]"
+            hang(
+                "  ",
+                f"[dim]translated from {escape(best.translated_from)} to "
+                f"{escape(a.context.framework or '')} through the flag registry[/dim]",
+            )
         )
     lines += [_change_line(c) for c in best.changes]
-    lines += [f"  [yellow]![/yellow] {escape(n)}" for n in best.not_carried]
+    lines += [hang("  [yellow]![/yellow] ", escape(n)) for n in best.not_carried]
     if not best.changes and not best.not_carried:
         lines.append(
             "  (nothing to change: your command already has the fix)"
@@ -237,21 +375,24 @@ def render_answer(a: Answer, console) -> None:
     if f.tried_without_effect:
         lines += ["", "[bold]Tried without effect last time[/bold] (skip these)"]
         lines += [
-            f"  ✗ {escape(t)}"
-            + (" [yellow](in your command)[/yellow]" if t in best.dead_ends_in_command else "")
+            hang(
+                "  ✗ ",
+                escape(t)
+                + (" [yellow](in your command)[/yellow]" if t in best.dead_ends_in_command else ""),
+            )
             for t in f.tried_without_effect
         ]
     if best.command:
-        lines += ["", "[bold]Corrected command[/bold]", f"  {escape(best.command)}"]
+        lines += ["", "[bold]Corrected command[/bold]", ShellCommand(best.command)]
     if f.working_command and not best.command:
         lines += [
             "",
             "[bold]Working command recorded in the case[/bold]",
-            f"  {escape(f.working_command.strip())}",
+            ShellCommand(f.working_command.strip()),
         ]
-    lines += ["", "[bold]Source[/bold]", f"  {escape(f.path or f.id)}"]
-    lines += [f"  {escape(link)}" for link in source_links(f.sources)]
-    console.print(Panel("\n".join(lines), expand=True))
+    lines += ["", "[bold]Source[/bold]", hang("  ", escape(f.path or f.id))]
+    lines += [hang("  ", escape(link)) for link in source_links(f.sources)]
+    console.print(Panel(group(lines), expand=True))
 
     if a.differential is not None and not a.differential.leads:
         render_differential(a.differential, console)
@@ -261,9 +402,10 @@ def render_answer(a: Answer, console) -> None:
             g = p.match.finding
             fix = ", ".join(c.text or c.name for c in p.changes[:3])
             console.print(
-                f"  {p.match.score:.2f}  [cyan]{escape(g.id)}[/cyan]  {escape(g.title)}"
-                + (f"\n        fix: {escape(fix)}" if fix else "")
+                hang(f"  {p.match.score:.2f}  ", f"[cyan]{escape(g.id)}[/cyan]  {escape(g.title)}")
             )
+            if fix:
+                console.print(hang("        fix: ", escape(fix)))
 
 
 _PROVENANCE = {
@@ -290,7 +432,7 @@ def render_differential(d: Differential, console) -> None:
         if x
     )
     fw = " ".join(x for x in (f.framework.name, f.framework.version) if x)
-    lines = [
+    lines: list = [
         f"[bold cyan]Differential[/bold cyan]  against a deployment that works: {escape(f.title)}",
         f"[dim]{f.id} · {escape(f.model or '?')} · {escape(f.quantization or '?')} · "
         f"{escape(hw or '?')} · {escape(fw or '?')}[/dim]",
@@ -298,11 +440,11 @@ def render_differential(d: Differential, console) -> None:
     if d.lead_reason:
         lines.append(f"[yellow]shown first:[/yellow] {escape(d.lead_reason)}")
     lines += ["", "[bold]Why this deployment[/bold]"]
-    lines += [f"  • {escape(r)}" for r in w.reasons]
+    lines += [hang("  • ", escape(r)) for r in w.reasons]
     lines += [
         "",
         f"[bold]Working command[/bold] [dim]({_PROVENANCE.get(w.provenance, w.provenance)})[/dim]",
-        f"  {escape(w.command)}",
+        ShellCommand(w.command),
     ]
     if d.descriptive:
         lines += ["", "[bold]Describes the model or the service[/bold] [dim](not tried)[/dim]"]
@@ -316,12 +458,12 @@ def render_differential(d: Differential, console) -> None:
         )
         if c.origin != "diff":
             tag += " [dim](not a difference: from the knowledge base, see the plan)[/dim]"
-        lines.append(_change_line(c.change) + tag)
+        lines.append(_change_line(c.change, tag))
     if not d.candidates:
         lines.append("  (none: your command launches like the working one)")
     if d.tried:
         lines += ["", "[bold]Already tried without effect[/bold] (yours and the matched cases')"]
-        lines += [f"  ✗ {escape(t)}" for t in d.tried]
+        lines += [hang("  ✗ ", escape(t)) for t in d.tried]
     if d.plan:
         lines += ["", "[bold]Plan[/bold] [dim](each step keeps the previous ones)[/dim]"]
         for s in d.plan:
@@ -331,11 +473,11 @@ def render_differential(d: Differential, console) -> None:
                 else f"{c.name} {c.old} → {c.value}"
                 for c in s.changes
             )
-            lines.append(f"  [bold]{s.step}.[/bold] {escape(changes)}")
-            lines.append(f"     [dim]why:[/dim] {escape(s.why)}")
-            lines.append(f"     [dim]expect:[/dim] {escape(s.expect)}")
+            lines.append(hang(f"  [bold]{s.step}.[/bold] ", escape(changes)))
+            lines.append(hang("     [dim]why:[/dim] ", escape(s.why)))
+            lines.append(hang("     [dim]expect:[/dim] ", escape(s.expect)))
     for n in d.notes:
-        lines.append(f"  [dim]note: {escape(n)}[/dim]")
+        lines.append(hang("  [dim]note:[/dim] ", f"[dim]{escape(n)}[/dim]"))
     if d.others:
         lines += [
             "",
@@ -343,4 +485,4 @@ def render_differential(d: Differential, console) -> None:
             + escape(", ".join(o.finding.id for o in d.others))
             + "[/dim]",
         ]
-    console.print(Panel("\n".join(lines), expand=True))
+    console.print(Panel(group(lines), expand=True))

@@ -655,7 +655,8 @@ def test_cli_json(cli):
     assert data["total_lines"] == 196
     assert len(data["lines"]) == 3
     first = data["lines"][0]
-    assert set(first) == {"text", "signature", "cls", "reason", "count", "ranks", "line"}
+    # "class", as in ask --json and the finding files, never Python's "cls"
+    assert set(first) == {"text", "signature", "class", "reason", "count", "ranks", "line"}
     assert [ln["signature"] for ln in data["lines"]] == [
         ln.signature for ln in run(VLLM).lines[:3]
     ]
@@ -664,7 +665,7 @@ def test_cli_json(cli):
 
 def test_cli_stdin_and_text(cli):
     result = cli("-", "--json", input=QWEN.read_text())
-    assert [ln["cls"] for ln in json.loads(result.stdout)["lines"]] == ["garbage-output", "nan"]
+    assert [ln["class"] for ln in json.loads(result.stdout)["lines"]] == ["garbage-output", "nan"]
     result = cli('"matched_stop": "NaN happened"')
     assert result.exit_code == 0 and '"matched_stop": "NaN happened"' in result.stdout
 

@@ -14,13 +14,23 @@ ASK_HELP = """Match an error, a whole server log or a question against past depl
 
 Examples:
 
-  deploykb ask "probability tensor contains either inf, nan or element < 0" --model nvidia/GLM-5-NVFP4 --gpu sm120
+\b
+  deploykb ask --model nvidia/GLM-5-NVFP4 --gpu sm120 \\
+      "probability tensor contains either inf, nan or element < 0"
 
-  journalctl -u sglang -o cat | deploykb ask - --model nvidia/GLM-5-NVFP4 --cmd "$(cat launch.sh)"
+\b
+  journalctl -u sglang -o cat | deploykb ask - \\
+      --model nvidia/GLM-5-NVFP4 --cmd "$(cat launch.sh)"
 
-  deploykb ask "what works for Kimi K2 Thinking NVFP4 on RTX PRO 6000?" --json
+\b
+  deploykb ask --json \\
+      "what works for Kimi K2 Thinking NVFP4 on RTX PRO 6000?"
 
-  deploykb ask --log server.log --cmd "$(cat launch.sh)" --tried --disable-cuda-graph
+\b
+  deploykb ask --log server.log --cmd "$(cat launch.sh)" \\
+      --tried --disable-cuda-graph
+
+Read from a terminal, - waits for the pasted log until Ctrl-D.
 """
 
 
@@ -81,10 +91,12 @@ def ask_command(
 ) -> None:
     from agent.ask import answer, build_context
     from agent.index import ready_index
-    from agent.render import answer_dict, render_answer
+    from agent.render import answer_dict, render_answer, say_warnings
     from agent.search import Searcher
+    from agent.streams import say_if_waiting_for_terminal
     from agent.triage import read_input
 
+    say_if_waiting_for_terminal(text, sys.stdin)
     lines = read_input(text, log, sys.stdin)
     warnings: list[str] = []
     ctx = build_context(
@@ -104,6 +116,7 @@ def ask_command(
 
     # one redaction pass over everything shown: the corrected command echoes --cmd
     result = redact_record(answer(lines, ctx, searcher, top=top, warnings=warnings))
+    say_warnings(result)  # stderr, with --json too: the JSON also holds them
     if as_json:
         import json
 

@@ -61,9 +61,11 @@ def triage_command(
     ] = 40,
     as_json: JsonOption = False,
 ) -> None:
+    from agent.streams import say_if_waiting_for_terminal
     from agent.triage import read_input, triage
     from kb.redact import redact_record
 
+    say_if_waiting_for_terminal(text, sys.stdin)
     result = redact_record(triage(read_input(text, log, sys.stdin), max_lines=max_lines))
     if as_json:
         import json
@@ -79,7 +81,11 @@ def triage_dict(result: Triage) -> dict:
     """The JSON shape of ``deploykb triage --json``."""
     from dataclasses import asdict
 
-    return {"total_lines": result.total_lines, "lines": [asdict(line) for line in result.lines]}
+    lines = []
+    for line in result.lines:
+        d = asdict(line)
+        lines.append({("class" if k == "cls" else k): v for k, v in d.items()})  # as in ask --json
+    return {"total_lines": result.total_lines, "lines": lines}
 
 
 def render_triage(result: Triage, console: Console) -> None:
