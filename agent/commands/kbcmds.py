@@ -128,16 +128,24 @@ def list_command(
         ),
     ] = False,
     db: DbOption = None,
+    findings: FindingsOption = None,
+    embedder: EmbedderOption = "auto",
     json_out: JsonOption = False,
 ) -> None:
-    """List the indexed findings, optionally filtered.
+    """List the indexed findings, optionally filtered. With --findings (or DEPLOYKB_FINDINGS),
+    as `ask` does: those folders are indexed beside the shipped findings first.
 
     Example: deploykb list --gpu sm120 --status works-with-flags
     """
     from kb.serialize import finding_to_dict
     from kb.store import load_findings
 
-    database = open_index(db)
+    if findings:
+        from agent.index import ready_index
+
+        database = ready_index(db, findings, embedder)
+    else:
+        database = open_index(db)
     from kb.redact import redact_record
 
     found = redact_record(
@@ -194,26 +202,54 @@ def _print_coverage(found: list[Finding], json_out: bool) -> None:
     )
 
 
-def _print_table(found: list[Finding]) -> None:
-    from rich.table import Table
-
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    table.add_column("id", no_wrap=True)
-    table.add_column("status", no_wrap=True)
-    table.add_column("model", overflow="fold")
-    table.add_column("gpu/sm", overflow="fold")
-    table.add_column("framework", no_wrap=True)
-    table.add_column("sources", justify="right", no_wrap=True)
+def _list_rows(found: list[Finding]) -> list[tuple[str, str, str, str, str, str]]:
+    rows = []
     for f in found:
         hw = f.hardware
         name = (hw.gpu or "").removeprefix("NVIDIA ")
         gpu = " ".join(p for p in (f"{hw.count}x" if hw.count and name else None, name) if p)
         if hw.sm and hw.sm[2:] not in gpu:
             gpu = f"{gpu} ({hw.sm})" if gpu else hw.sm
-        table.add_row(
-            f.id, f.status, f.model or "", gpu, f.framework.name or "", str(len(f.sources))
+        rows.append(
+            (f.id, f.status, f.model or "", gpu, f.framework.name or "", str(len(f.sources)))
         )
-    _console().print(table)
+    return rows
+
+
+_LIST_HEADERS = ("id", "status", "model", "gpu/sm", "framework", "sources")
+_MIN_WRAPPED = 16  # the narrowest the model and GPU columns may wrap to
+
+
+def _print_table(found: list[Finding], console=None) -> None:  # type: ignore[no-untyped-def]
+    """A table when it fits the terminal with id, status and framework whole and the model and
+    GPU columns at least 16 wide; otherwise one block per finding (the id on its own line, then
+    status, model, GPU, framework), so nothing is cut at 80 columns."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from agent.render import hang
+
+    console = console or _console()
+    rows = _list_rows(found)
+    whole = (0, 1, 4, 5)  # never wrapped
+    widths = [max(len(r[i]) for r in [_LIST_HEADERS, *rows]) for i in range(6)]
+    need = sum(widths[i] for i in whole) + 2 * _MIN_WRAPPED + 2 * 5
+    if need <= console.width:
+        table = Table(box=None, pad_edge=False, header_style="bold")
+        table.add_column("id", no_wrap=True)
+        table.add_column("status", no_wrap=True)
+        table.add_column("model", overflow="fold", min_width=_MIN_WRAPPED)
+        table.add_column("gpu/sm", overflow="fold", min_width=_MIN_WRAPPED)
+        table.add_column("framework", no_wrap=True)
+        table.add_column("sources", justify="right", no_wrap=True)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+        return
+    for fid, status, model, gpu, framework, sources in rows:
+        console.print(Text(fid, style="bold", overflow="fold"))
+        rest = [status, model, gpu, framework, f"{sources} source{'' if sources == '1' else 's'}"]
+        console.print(hang("  ", Text(" · ".join(p for p in rest if p))))
 
 
 def _console():  # type: ignore[no-untyped-def]
@@ -250,13 +286,16 @@ def show_command(
     _print_finding(f)
 
 
-def _print_finding(f: Finding) -> None:
+def _print_finding(f: Finding, console=None) -> None:  # type: ignore[no-untyped-def]
+    """The finding for a person: lines wrap on words and keep their indent; commands wrap
+    between shell words with `` \\`` continuations, so they paste as one command."""
     from rich.markdown import Markdown
     from rich.text import Text
 
+    from agent.render import ShellCommand, hang, paragraphs
     from kb.document import fix_strings, source_url
 
-    console = _console()
+    console = console or _console()
 
     def heading(title: str) -> None:
         console.print()
@@ -264,9 +303,9 @@ def _print_finding(f: Finding) -> None:
 
     def field(label: str, value: object) -> None:
         if value not in (None, "", ()):
-            console.print(Text.assemble((f"{label}: ", "bold"), str(value)), soft_wrap=True)
+            console.print(hang(Text(f"{label}: ", style="bold"), Text(str(value))))
 
-    console.print(Text(f.title, style="bold"))
+    console.print(hang("", Text(f.title, style="bold")))
     field("id", f.id)
     field("status", f.status)
     field("date", f.date)
@@ -283,29 +322,32 @@ def _print_finding(f: Finding) -> None:
     if f.symptoms:
         heading("Symptoms")
         for s in f.symptoms:
-            console.print(Text.assemble("  ", (f"[{s.cls}] ", "yellow"), s.text), soft_wrap=True)
+            console.print(hang(Text.assemble("  ", (f"[{s.cls}] ", "yellow")), Text(s.text)))
     if f.root_cause:
         heading("Root cause")
-        console.print(Text(f.root_cause))
+        for i, para in enumerate(paragraphs(f.root_cause)):
+            if i:
+                console.print()
+            console.print(hang("  ", Text(para)))
     if not f.fix.is_empty():
         heading("Fix")
         for text in fix_strings(f.fix):
-            console.print(Text(f"  {text}", style="green"))
+            console.print(hang("  ", Text(text, style="green")))
     for alt in f.alternatives:
         heading(f"Alternative fix{': ' + alt.note if alt.note else ''}")
         for text in fix_strings(alt):
-            console.print(Text(f"  {text}"))
+            console.print(hang("  ", Text(text)))
     if f.tried_without_effect:
         heading("Tried without effect")
         for text in f.tried_without_effect:
-            console.print(Text(f"  {text}"))
+            console.print(hang("  ", Text(text)))
     for label, command in (
         ("Failing command", f.failing_command),
         ("Working command", f.working_command),
     ):
         if command:
             heading(label)
-            console.print(Text(command), soft_wrap=True)
+            console.print(ShellCommand(command))
     p = f.performance
     if not p.is_empty():
         heading("Performance")
@@ -317,13 +359,13 @@ def _print_finding(f: Finding) -> None:
         heading("Sources")
         for source in f.sources:
             url = source_url(source)
-            line = Text(f"  {source}")
+            line = Text(source)
             if url and url != source:
                 line.append(" -> ")
                 line.append(url, style=f"link {url}")
             elif url:
                 line.stylize(f"link {url}")
-            console.print(line, soft_wrap=True)
+            console.print(hang("  ", line))
     field("related", ", ".join(f.related))
     field("tags", ", ".join(f.tags))
     body = body_without_root_cause(f.body) if f.root_cause else f.body
