@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 from typing import Annotated, Optional
@@ -14,6 +15,17 @@ from kb.errors import DeployKBError
 
 class _Group(TyperGroup):
     """Turns the ``DeployKBError`` family into one line on stderr and a non-zero exit."""
+
+    def _main_shell_completion(self, ctx_args, prog_name, complete_var=None):  # type: ignore[no-untyped-def]
+        """A shell asking for completions (``_DEPLOYKB_COMPLETE`` set by the script that
+        ``--show-completion`` prints): typer's bash/zsh/fish classes answer it."""
+        if complete_var is None:
+            complete_var = f"_{prog_name}_COMPLETE".replace("-", "_").upper()
+        if os.environ.get(complete_var):
+            from typer._completion_classes import completion_init
+
+            completion_init()
+        return super()._main_shell_completion(ctx_args, prog_name, complete_var)
 
     def invoke(self, ctx):  # type: ignore[no-untyped-def]
         try:
@@ -38,11 +50,17 @@ app = typer.Typer(
     name="deploykb",
     help=(
         "Match LLM deployment failures against past findings and get the flags that fixed them.\n\n"
-        'Example: deploykb ask "probability tensor contains either inf, nan or element < 0" '
-        "--model nvidia/GLM-5-NVFP4 --gpu sm120"
+        "Example:\n\n\b\n"
+        "  deploykb ask --model nvidia/GLM-5-NVFP4 --gpu sm120 \\\n"
+        '      "probability tensor contains either inf, nan or element < 0"\n\n'
+        "Exit codes: 0 done, 1 problems found (lint, ingest) or an internal error, 2 bad input, "
+        "3 the index or the embedding model missing or unusable, 4 a model's config.json "
+        "unreadable, 130 interrupted."
     ),
     no_args_is_help=True,
-    add_completion=False,
+    # -h is --help on every command (click's contexts inherit the names from the group's)
+    context_settings={"help_option_names": ["-h", "--help"]},
+    add_completion=False,  # our own --show/--install-completion take the shell by name (below)
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -88,6 +106,37 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+SHELLS = ("bash", "zsh", "fish")
+
+
+def _completion_shell(value: str) -> str:
+    if value not in SHELLS:
+        raise typer.BadParameter(f"{value!r}: choose {', '.join(SHELLS)}")
+    return value
+
+
+def _show_completion(ctx: typer.Context, value: Optional[str]) -> None:
+    if value is None or ctx.resilient_parsing:
+        return
+    from typer._completion_shared import get_completion_script
+
+    prog = ctx.find_root().info_name or "deploykb"
+    shell = _completion_shell(value)
+    var = "_{}_COMPLETE".format(prog.replace("-", "_").upper())
+    typer.echo(get_completion_script(prog_name=prog, complete_var=var, shell=shell))
+    raise typer.Exit()
+
+
+def _install_completion(ctx: typer.Context, value: Optional[str]) -> None:
+    if value is None or ctx.resilient_parsing:
+        return
+    from typer._completion_shared import install
+
+    shell, path = install(shell=_completion_shell(value), prog_name=ctx.find_root().info_name)
+    typer.echo(f"{shell} completion installed in {path}; it takes effect in a new shell", err=True)
+    raise typer.Exit()
+
+
 @app.callback()
 def _main(
     version: Annotated[
@@ -96,5 +145,29 @@ def _main(
             "--version", callback=_version, is_eager=True, help="Print the version and exit."
         ),
     ] = False,
+    show_completion: Annotated[
+        Optional[str],
+        typer.Option(
+            "--show-completion",
+            metavar="SHELL",
+            callback=_show_completion,
+            expose_value=False,
+            is_eager=True,
+            help="Print the tab-completion script for SHELL (bash, zsh or fish) and exit.",
+            show_default=False,
+        ),
+    ] = None,
+    install_completion: Annotated[
+        Optional[str],
+        typer.Option(
+            "--install-completion",
+            metavar="SHELL",
+            callback=_install_completion,
+            expose_value=False,
+            is_eager=True,
+            help="Install tab completion for SHELL (bash, zsh or fish) in its start-up file.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Match LLM deployment failures against past findings and get the flags that fixed them."""

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from kb.errors import CommandParseError, DeployKBError, FindingError, located
+from kb.errors import CommandParseError, FindingError, InputError, located
 from kb.records import STATUSES, SYMPTOM_CLASSES
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -426,5 +426,5 @@ def default_paths() -> list[Path]:
     """``findings/`` of the current directory."""
     local = Path("findings")
     if not local.is_dir():
-        raise DeployKBError("no findings/ folder here; pass the folders or files to lint")
+        raise InputError("no findings/ folder here; pass the folders or files to lint")
     return [local]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from kb import store
 from kb.document import document_text, symptom_texts
-from kb.errors import DeployKBError, EmbeddingError, FindingError
+from kb.errors import DeployKBError, EmbeddingError, FindingError, InputError
 from kb.records import Finding, ParseWarning
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -118,7 +118,7 @@ def files_fingerprint(dirs: list[Path]) -> str:
             h.update(f"{root.resolve()}\n".encode())
             walk(str(root.resolve()))
         else:
-            raise DeployKBError(f"{root}: no such findings folder")
+            raise InputError(f"{root}: no such findings folder")
     return h.hexdigest()
 
 
@@ -142,7 +142,7 @@ def finding_files(dirs: Sequence[Path]) -> list[Path]:
                 and not any(part.startswith(".") for part in p.relative_to(root).parts)
             )
         else:
-            raise DeployKBError(f"{root}: no such findings folder")
+            raise InputError(f"{root}: no such findings folder")
         for p in candidates:
             resolved = p.resolve()
             if resolved not in seen:

@@ -611,7 +611,7 @@ def get_finding(db: sqlite_utils.Database, finding_id: str) -> Finding:
         "SELECT record, body, path, line FROM findings WHERE id = ?", [finding_id]
     ).fetchone()
     if row is None:
-        raise DeployKBError(f"no finding {finding_id!r}; run `deploykb list` to see ids")
+        raise InputError(f"no finding {finding_id!r}; run `deploykb list` to see ids")
     return _row_to_finding(*row)
 
 

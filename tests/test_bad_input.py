@@ -200,7 +200,7 @@ CASES = [
     Case("team folder moved: its old rows are pruned", ("ask", "NaN probability tensor", "--findings", "moved", "--gpu", "sm120"), 0,
          "deploykb: re-indexed changed findings (1 added, 0 updated, 1 removed)",
          index_and(move_team)),
-    Case("findings folder that does not exist", ("ask", "x", "--findings", "nope"), 1,
+    Case("findings folder that does not exist", ("ask", "x", "--findings", "nope"), 2,
          "Error: nope: no such findings folder"),
     # --- what is typed or piped
     Case("empty input", ("ask", "-"), 2,

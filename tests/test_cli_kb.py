@@ -115,7 +115,7 @@ def test_duplicate_id_is_one_error_line(run, findings_dir):
 
 def test_ingest_of_a_missing_folder(run, tmp_path):
     result = run("ingest", tmp_path / "nope")
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # bad input: a folder named on the command line
     assert result.stderr == f"Error: {tmp_path / 'nope'}: no such findings folder\n"
 
 
@@ -274,7 +274,7 @@ def test_show_human_view(indexed):
 
 def test_show_unknown_id(indexed):
     result = indexed("show", "no-such-case")
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # bad input: an id the index does not hold
     assert result.stderr == "Error: no finding 'no-such-case'; run `deploykb list` to see ids\n"
 
 

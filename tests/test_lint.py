@@ -201,7 +201,7 @@ def test_unknown_flags_in_commands_are_warnings(folder):
 def test_missing_folder_is_an_error(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = lint()
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # bad input: nothing to lint was named
     assert result.stderr == "Error: no findings/ folder here; pass the folders or files to lint\n"
 
 
