@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import sys
 from typing import IO, Any
 
@@ -11,14 +12,20 @@ STDIN_PROMPT = (
 )
 
 
-def say_if_waiting_for_terminal(text: str | None, stdin: IO[Any] | None = None) -> None:
-    """``-`` with stdin on a terminal (nothing piped in) would wait silently: say so on stderr."""
+def stdin_for(text: str | None, stdin: IO[Any] | None = None) -> IO[Any]:
+    """The stream ``-`` reads. Piped: ``stdin`` itself, streamed. On a terminal (nothing piped
+    in): say on stderr that it waits and how to finish, then read up to the first Ctrl-D (a
+    terminal signals end of input once; a reader that asks again would wait for a second one)."""
     stdin = sys.stdin if stdin is None else stdin
     if text != "-":
-        return
+        return stdin
     try:
         interactive = stdin.isatty()
     except (AttributeError, ValueError):  # a closed or unusual stream: nothing to wait for
-        return
-    if interactive:
-        print(STDIN_PROMPT, file=sys.stderr, flush=True)
+        return stdin
+    if not interactive:
+        return stdin
+    print(STDIN_PROMPT, file=sys.stderr, flush=True)
+    buffer = getattr(stdin, "buffer", None)
+    data = buffer.read() if buffer is not None else stdin.read().encode("utf-8", "replace")
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace")

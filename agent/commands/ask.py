@@ -93,11 +93,10 @@ def ask_command(
     from agent.index import ready_index
     from agent.render import answer_dict, render_answer, say_warnings
     from agent.search import Searcher
-    from agent.streams import say_if_waiting_for_terminal
+    from agent.streams import stdin_for
     from agent.triage import read_input
 
-    say_if_waiting_for_terminal(text, sys.stdin)
-    lines = read_input(text, log, sys.stdin)
+    lines = read_input(text, log, stdin_for(text, sys.stdin))
     warnings: list[str] = []
     ctx = build_context(
         model=model,

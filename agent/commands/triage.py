@@ -61,12 +61,12 @@ def triage_command(
     ] = 40,
     as_json: JsonOption = False,
 ) -> None:
-    from agent.streams import say_if_waiting_for_terminal
+    from agent.streams import stdin_for
     from agent.triage import read_input, triage
     from kb.redact import redact_record
 
-    say_if_waiting_for_terminal(text, sys.stdin)
-    result = redact_record(triage(read_input(text, log, sys.stdin), max_lines=max_lines))
+    stream = stdin_for(text, sys.stdin)
+    result = redact_record(triage(read_input(text, log, stream), max_lines=max_lines))
     if as_json:
         import json
 
