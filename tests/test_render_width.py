@@ -275,3 +275,29 @@ def test_help_examples_fit_80_columns_or_continue_with_a_backslash(command, monk
         assert all(line.endswith(" \\") for line in block[:-1]), block
         # and bash reads it as one command (the pipe in an example stays inside bash -n)
         subprocess.run(["bash", "-n", "-c", "\n".join(block)], check=True)
+
+
+# --- triage ---------------------------------------------------------------------------------------
+
+
+def test_triage_wraps_under_its_indent_on_a_terminal_and_keeps_lines_whole_in_a_pipe():
+    from rich.console import Console
+
+    from agent.commands.triage import render_triage
+    from agent.triage import triage
+
+    log = Path(__file__).parent / "fixtures" / "logs" / "glm5_nvfp4_sglang_tp8.log"
+    result = triage(log.read_text().splitlines())
+    long_line = next(ln.text for ln in result.lines if len(ln.text) > 100)
+    for width in WIDTHS:
+        screen = io.StringIO()
+        render_triage(result, Console(file=screen, width=width, force_terminal=True,
+                                      color_system=None))  # fmt: skip
+        shown = screen.getvalue()
+        assert too_wide(shown, width) == []
+        block = shown.split(long_line.split()[0], 1)[1].split("signature:", 1)[0]
+        assert all(line.startswith("    ") for line in block.splitlines()[1:] if line)
+        assert " ".join(block.split()) in " ".join(long_line.split())
+    piped = io.StringIO()
+    render_triage(result, Console(file=piped, width=80, force_terminal=False))
+    assert f"    {long_line}" in piped.getvalue().splitlines()

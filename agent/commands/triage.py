@@ -89,8 +89,18 @@ def triage_dict(result: Triage) -> dict:
 
 
 def render_triage(result: Triage, console: Console) -> None:
-    """Human output: one block per line (class, count, ranks; the text; the signature, dimmed)."""
+    """Human output: one block per line (class, count, ranks; the text; the signature, dimmed).
+    On a terminal a long log line wraps under its indent; in a pipe each stays one line, so
+    ``grep`` finds it whole."""
     from rich.text import Text
+
+    from agent.render import hang
+
+    def indented(text: Text) -> None:
+        if console.is_terminal:
+            console.print(hang("    ", text))
+        else:
+            console.print(Text("    ") + text, soft_wrap=True)
 
     if not result.lines:
         console.print(f"no error lines found in {result.total_lines} lines")
@@ -108,5 +118,5 @@ def render_triage(result: Triage, console: Console) -> None:
         where = f"line {line.line}" if line.line else ""
         head.append(f"  ({line.reason}{', ' + where if where else ''})", style="dim")
         console.print(head)
-        console.print(Text("    " + line.text))
-        console.print(Text("    signature: " + line.signature, style="dim"))
+        indented(Text(line.text))
+        indented(Text("signature: " + line.signature, style="dim"))
