@@ -7,12 +7,14 @@ the index is the shipped findings with the hash embedder (no model load).
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import os
 import re
 import shlex
 import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -41,6 +43,9 @@ def shipped_hash_index(tmp_path_factory) -> Path:
         app, ["ingest", "--db", str(path), "--embedder", "hash"], catch_exceptions=False
     )
     assert result.exit_code == 0, result.stderr
+    gc.collect()  # the command's connection, so that the checkpoint below takes every page
+    with sqlite3.connect(path) as con:  # all of the index in the one file the tests copy
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return path
 
 
@@ -48,6 +53,9 @@ def shipped_hash_index(tmp_path_factory) -> Path:
 def cli(shipped_hash_index, tmp_path, monkeypatch):
     db = tmp_path / "kb.db"
     shutil.copy(shipped_hash_index, db)
+    wal = Path(f"{shipped_hash_index}-wal")
+    if wal.exists():  # pages the checkpoint could not move yet
+        shutil.copy(wal, f"{db}-wal")
     monkeypatch.setenv("DEPLOYKB_DB", str(db))
     monkeypatch.setenv("DEPLOYKB_EMBEDDER", "hash")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
