@@ -239,6 +239,30 @@ def test_show_completion_of_an_unknown_shell_is_bad_input(run):
     assert "'tcsh': choose bash, zsh, fish" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("shell", "script", "startup"),
+    [
+        ("bash", ".bash_completions/deploykb.sh", ".bashrc"),
+        ("zsh", ".zfunc/_deploykb", ".zshrc"),
+        ("fish", ".config/fish/completions/deploykb.fish", None),
+    ],
+)
+def test_install_completion_writes_where_the_shell_looks(run, tmp_path, monkeypatch, shell,
+                                                         script, startup):  # fmt: skip
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    result = run("--install-completion", shell)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""  # a message, not data
+    assert f"{shell} completion installed in " in result.stderr
+    assert "_DEPLOYKB_COMPLETE" in (home / script).read_text()
+    if startup == ".bashrc":
+        assert "deploykb.sh" in (home / startup).read_text()  # sourced by every new bash
+    elif startup:
+        assert ".zfunc" in (home / startup).read_text()  # on zsh's fpath
+
+
 @pytest.fixture
 def deploykb_on_path(tmp_path) -> dict[str, str]:
     """A ``deploykb`` on PATH that runs this checkout, as an installed one would."""
