@@ -165,7 +165,7 @@ def _main(
             callback=_install_completion,
             expose_value=False,
             is_eager=True,
-            help="Install tab completion for SHELL (bash, zsh or fish) in its start-up file.",
+            help="Install tab completion for SHELL (bash, zsh or fish) where that shell loads it.",
             show_default=False,
         ),
     ] = None,
