@@ -22,7 +22,7 @@ from kb.document import source_url
 from kb.errors import ExportError
 from kb.records import Finding
 
-SCHEMA_VERSION = 2  # 2: the matrix says "conflicting" (was "mixed"), cells list findings
+SCHEMA_VERSION = 3  # 3: status "works-with-flags" as in the findings (was "works with flags"); 2: "conflicting"
 
 FORMATS = ("md", "csv", "json", "html")
 
@@ -30,15 +30,15 @@ FORMATS = ("md", "csv", "json", "html")
 UNTESTED = "untested"
 STATUS_LABELS = {
     "works": "works",
-    "works-with-flags": "works with flags",
+    "works-with-flags": "works-with-flags",
     "partial": "partial",
     "broken": "broken",
 }
-STATUS_ORDER = ("works", "works with flags", "partial", "broken", UNTESTED)
+STATUS_ORDER = ("works", "works-with-flags", "partial", "broken", UNTESTED)
 # The one word for findings that disagree, in a row, a grid cell and the legend alike.
 CONFLICTING = "conflicting"
-# Labels in the same outcome group do not disagree: "works" and "works with flags" both run.
-_OUTCOME = {"works": "runs", "works with flags": "runs", "partial": "partial", "broken": "broken"}
+# Labels in the same outcome group do not disagree: "works" and "works-with-flags" both run.
+_OUTCOME = {"works": "runs", "works-with-flags": "runs", "partial": "partial", "broken": "broken"}
 
 ANY_MODEL = "(any)"
 UNSPECIFIED_GPU = "(unspecified)"
@@ -137,7 +137,7 @@ class Cell:
 
     @property
     def status_text(self) -> str:
-        """``works with flags``, or ``conflicting: broken (2026-05, id) / works (2026-02, id)``."""
+        """``works-with-flags``, or ``conflicting: broken (2026-05, id) / works (2026-02, id)``."""
         if not self.conflict:
             return self.status
         parts = [
@@ -416,7 +416,7 @@ def _cell(group: list[Finding], labels: dict[str, str]) -> Cell:
     tested = [e.status for e in history if e.status != UNTESTED]
     status = tested[0] if tested else UNTESTED
     conflict = len({_OUTCOME[s] for s in tested}) > 1
-    running = [f for f in newest if labels[f.id] in ("works", "works with flags", "partial")]
+    running = [f for f in newest if labels[f.id] in ("works", "works-with-flags", "partial")]
     flags = _unique(item for f in (running or newest) for item in finding_flags(f))
     best = None
     for f in newest:
@@ -524,7 +524,7 @@ def build_matrix(rows: Sequence[Row]) -> Matrix:
     """Every model family × every GPU SM seen in the rows; combinations without a row are untested.
 
     Rows without a known family or without an SM say nothing about a combination and are left out.
-    A combination whose rows all run but not all alike ("works", "works with flags") takes the
+    A combination whose rows all run but not all alike ("works", "works-with-flags") takes the
     weaker label; findings that disagree (one runs, another is broken or partial, within a row or
     across rows) make it "conflicting".
     """
@@ -554,7 +554,7 @@ def build_matrix(rows: Sequence[Row]) -> Matrix:
 
 def summary_status(cells: Iterable[Cell]) -> str:
     """One word for a group of cells: ``untested`` when none has a status, ``conflicting`` when
-    their findings disagree, else the weakest label (``works with flags`` beside ``works``)."""
+    their findings disagree, else the weakest label (``works-with-flags`` beside ``works``)."""
     cells = list(cells)
     tested = [c for c in cells if c.status != UNTESTED]
     if not tested:
@@ -585,7 +585,7 @@ def _md_code(text: str) -> str:
 
 _MD_MARK = {
     "works": "✅",
-    "works with flags": "✅",
+    "works-with-flags": "✅",
     "partial": "⚠️",
     "broken": "❌",
     UNTESTED: "❔",

@@ -234,7 +234,7 @@ _COLUMNS = (
 
 _LEGEND = (
     ("works", "runs as shipped, no flags needed (possibly with a version pin)"),
-    ("works with flags", "runs once the key flags / env vars are applied"),
+    ("works-with-flags", "runs once the key flags / env vars are applied"),
     ("partial", "runs with an important cost (eager only, single GPU, lower batch)"),
     ("broken", "no known fix"),
     (UNTESTED, "no finding yet: never read as works"),
@@ -576,8 +576,8 @@ fq=document.getElementById("f-quant"),fw=document.getElementById("f-framework");
 var shown=document.getElementById("shown");
 var heads=Array.prototype.slice.call(document.querySelectorAll("#compat thead th"));
 var sortKey="",sortDir="";
-var STATUS=["works","works with flags","partial","broken","untested"];
-var OUTCOME={"works":"runs","works with flags":"runs","partial":"partial","broken":"broken"};
+var STATUS=["works","works-with-flags","partial","broken","untested"];
+var OUTCOME={"works":"runs","works-with-flags":"runs","partial":"partial","broken":"broken"};
 rows.forEach(function(r,i){r.dataset.index=i;});
 
 function val(sel){return sel?sel.value:"";}

@@ -124,8 +124,8 @@ def row_for(table, model: str, sm: str | None = None):
         (None, "untested"),
         ("", "untested"),
         ("works", "works"),
-        ("works-with-flags", "works with flags"),
-        ("Works with flags", "works with flags"),
+        ("works-with-flags", "works-with-flags"),
+        ("Works with flags", "works-with-flags"),
         ("partial", "partial"),
         ("broken", "broken"),
     ],
@@ -190,7 +190,7 @@ def test_seed_deployments_each_get_a_row_with_their_flags():
     qwen = row_for(table, "nvidia/Qwen3.5-397B-A17B-NVFP4")
     assert qwen.gpu_sm == "sm120"
     assert qwen.gpu_text == "8× NVIDIA RTX PRO 6000 Blackwell"
-    assert qwen.cell.status == "works with flags"
+    assert qwen.cell.status == "works-with-flags"
     assert [f.display for f in qwen.cell.flags] == [
         "--moe-runner-backend flashinfer_cutlass",
         "--fp4-gemm-runner-backend flashinfer_cudnn",
@@ -219,7 +219,7 @@ def test_conflicting_findings_newest_first():
     assert row.cell.conflict
     assert row.cell.status == "broken"  # the newest finding sets the status
     assert row.cell.status_text == (
-        "conflicting: broken (2026-05, new-breaks) / works with flags (2026-02, old-works)"
+        "conflicting: broken (2026-05, new-breaks) / works-with-flags (2026-02, old-works)"
     )
     assert row.framework_versions == ("0.10.0", "0.9.0")
     assert [f.display for f in row.cell.flags] == ["--a"]  # the flags that made it run
@@ -294,7 +294,7 @@ def test_grid_says_conflicting_when_findings_disagree_across_or_within_rows():
     m = table.matrix
     assert m.cell("Qwen3", "sm90").status == "conflicting"
     assert m.cell("GLM-5", "sm90").status == "conflicting"
-    assert m.cell("Kimi K2", "sm90").status == "works with flags"
+    assert m.cell("Kimi K2", "sm90").status == "works-with-flags"
     assert sorted(m.cell("GLM-5", "sm90").findings) == ["c", "d"]
     for text in (to_markdown(table), to_json(table), to_csv(table)):
         assert "mixed" not in text  # one word for disagreement, everywhere
@@ -463,7 +463,7 @@ def test_csv_parses_with_the_documented_columns():
 
 def test_json_schema():
     doc = json.loads(to_json(build_table(seed_findings(), generated="2026-06-01")))
-    assert doc["schema_version"] == SCHEMA_VERSION == 2
+    assert doc["schema_version"] == SCHEMA_VERSION == 3
     assert doc["generated"] == "2026-06-01"
     assert doc["statuses"] == list(STATUS_ORDER)
     assert doc["counts"]["rows"] == 4 and doc["counts"]["findings"] == 4
@@ -640,7 +640,7 @@ def test_cli_passes_filters_to_the_store(fake_index):
             "--framework",
             "sglang",
             "--status",
-            "works with flags",
+            "works-with-flags",
         ],
     )
     assert result.exit_code == 0, result.output

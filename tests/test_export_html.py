@@ -116,7 +116,7 @@ def test_page_shows_counts_date_legend_and_links(page):
     assert "generated 2026-06-01 · 6 rows from 7 findings" in html
     assert 'href="findings/glm5-nvfp4-sm120.md"' in html
     assert 'href="https://github.com/sgl-project/sglang/issues/14311"' in html
-    for word in ("works", "works with flags", "partial", "broken", "untested", "conflicting"):
+    for word in ("works", "works-with-flags", "partial", "broken", "untested", "conflicting"):
         assert f'<span class="badge s-{word.replace(" ", "-")}">{word}</span>' in html
     assert 'data-copy="--disable-cuda-graph"' in html
     assert 'data-copy="--fp8-gemm-backend cutlass"' not in html  # a dead end in the seeds
@@ -356,7 +356,7 @@ def test_table_renders_every_row(browser, page):
         "broken",
         "works",
         "works",
-        "works with flags",
+        "works-with-flags",
         "partial",
     ]
     history = tab.js(
@@ -399,9 +399,9 @@ def test_select_filters_and_the_hash_link(browser, page):
     )
     assert tab.visible_models() == ["deepseek-ai/DeepSeek-V3"]
     assert tab.js("location.hash") == "#status=conflicting&gpu=sm90"
-    linked = browser.open(f"{page.as_uri()}#status=works%20with%20flags")
+    linked = browser.open(f"{page.as_uri()}#status=works-with-flags")
     assert linked.visible_models() == ["nvidia/Qwen3.5-397B-A17B-NVFP4"]
-    assert linked.js("document.getElementById('f-status').value") == "works with flags"
+    assert linked.js("document.getElementById('f-status').value") == "works-with-flags"
 
 
 @pytest.mark.browser
