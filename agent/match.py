@@ -10,8 +10,10 @@ and by absolute evidence: a line of framework boilerplate never makes an answer 
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kb.records import ArchTraits, Finding, QueryContext
@@ -29,6 +31,44 @@ def tokens(text: str) -> frozenset[str]:
     """Content words of a (signature) line: lower-case, masks and stop words dropped."""
     cleaned = _MASK.sub(" ", text.lower())
     return frozenset(w for w in _WORD.findall(cleaned) if len(w) > 1 and w not in _STOP)
+
+
+_PLAIN = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def words(text: str | None) -> list[str]:
+    """Every content word of a text in order, repeats kept (for term counts): lower-case runs of
+    letters, digits and underscores, one-letter and stop words dropped."""
+    return [w for w in _PLAIN.findall((text or "").lower()) if len(w) > 1 and w not in _STOP]
+
+
+# Okapi BM25's textbook constants (Robertson and Zaragoza 2009), not tuned here.
+_K1 = 1.2
+_B = 0.75
+
+
+def bm25_scores(query: Iterable[str], docs: Mapping[str, Sequence[str]]) -> dict[str, float]:
+    """Okapi BM25 of every document (``docs``: id -> its words) for the distinct words of
+    ``query``, with the collection statistics (document frequencies, mean length) taken from
+    ``docs`` itself. Documents sharing no word are left out."""
+    if not docs:
+        return {}
+    counts = {key: Counter(doc) for key, doc in docs.items()}
+    lengths = {key: len(doc) for key, doc in docs.items()}
+    mean = (sum(lengths.values()) / len(lengths)) or 1.0
+    wanted = set(query)
+    df: Counter[str] = Counter()
+    for c in counts.values():
+        df.update(w for w in c if w in wanted)
+    n = len(docs)
+    idf = {w: math.log(1 + (n - d + 0.5) / (d + 0.5)) for w, d in df.items()}
+    out: dict[str, float] = {}
+    for key, c in counts.items():
+        norm = _K1 * (1 - _B + _B * lengths[key] / mean)
+        score = sum(idf[w] * c[w] * (_K1 + 1) / (c[w] + norm) for w in idf if w in c)
+        if score > 0:
+            out[key] = score
+    return out
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,12 @@
 """The fitted ranking: evidence signals of one (query, finding) pair -> a probability that it is the answer.
 
 Each candidate finding gets a small feature vector (``FEATURES``): how much of an informative error
-line it shares, its BM25 rank, its cosine, the failure components it shares, how its deployment
-context agrees, whether the symptom classes agree. A conditional-logit model (a softmax over the
-query's candidates plus a "none of them" option) fitted on the held-out evaluation's DEV part by
+line it shares, its BM25 score against the whole report and that of its symptoms and root cause
+(each relative to the best candidate's), its cosine, the failure components it shares (both ways),
+whether it is a working deployment, whether the symptom classes agree, and how its deployment
+context agrees, counted in proportion to the symptoms' agreement. A conditional-logit model (a
+softmax over the query's candidates plus a "none of them" option) fitted on the held-out
+evaluation's DEV part by
 ``scripts/fit_ranking.py`` scores them: the candidates are ranked by ``w . x``, and the top one's
 probability against the others and against "none" is its confidence. The weights, the logit of
 "none", the confidence threshold and the boilerplate cut-off live in ``data/ranking.json`` with the
@@ -18,17 +21,24 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 # Context agreement is centred: +0.5 agrees, -0.5 disagrees, 0 when either side does not say.
+# Context enters only multiplied by the symptoms' BM25 (a context match counts when the failure
+# evidence agrees): alone it would lift a case of the same model or GPU over a case of the same
+# failure. Which features are here, and which were dropped, was decided by out-of-fold figures on
+# the DEV part (data/ranking.json _provenance.feature_selection).
 FEATURES = (
     "line",  # best shared error line: weighted containment x informativeness (0..1)
-    "bm25",  # 1 / BM25 rank (0 when not retrieved)
+    "bm25_report",  # BM25 of the whole report over the findings' documents, / the best (0..1)
+    "symptoms_bm25",  # BM25 of the report over the candidates' symptoms + root cause, / the best
     "cosine",  # embedding similarity of the symptoms (0..1)
     "components",  # share of the query's failure components the finding names (idf-weighted, 0..1)
-    "arch",  # architecture-trait agreement (centred)
-    "gpu",  # GPU generation agreement (centred)
-    "quant",  # quantization agreement (centred)
-    "framework",  # same framework (centred)
-    "model",  # same model (centred)
+    "finding_components",  # share of the finding's failure components the query names (0..1)
+    "works",  # the finding is a working deployment (status works), not a failure with a fix
     "classes",  # symptom classes agree (+0.5) or contradict (-0.5)
+    "arch_x_symptoms",  # architecture-trait agreement (centred) x symptoms_bm25
+    "gpu_x_symptoms",  # GPU generation agreement (centred) x symptoms_bm25
+    "quant_x_symptoms",  # quantization agreement (centred) x symptoms_bm25
+    "framework_x_symptoms",  # same framework (centred) x symptoms_bm25
+    "model_x_symptoms",  # same model (centred) x symptoms_bm25
 )
 
 

@@ -36,7 +36,7 @@ class Evidence:
     classes: float | None = None  # agreement of symptom classes, see match.class_agreement
     probability: float = 0.0  # the ranker's probability for the top match
     line_informative: bool = False  # the shared line carries information of its own
-    mode: str = "ask"  # "ask" (fitted ranking), "bm25" or "embedding" (the baselines)
+    mode: str = "ask"  # "ask" (fitted ranking); "bm25", "bm25-report", "embedding" (baselines)
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,7 @@ class Candidate:
     components: tuple[str, ...]  # failure components shared with the query
     context: M.ContextScore
     classes: float | None
+    report_score: float = 0.0  # BM25 of the whole report (the ``bm25-report`` baseline's score)
 
 
 @dataclass(frozen=True)
@@ -427,11 +428,18 @@ class Searcher:
         bm25_scored = self.by_bm25(query_text) if "bm25" in use else []
         bm25 = [fid for fid, _ in bm25_scored]
         bm25_score = dict(bm25_scored)
+        # the whole report (the triaged lines leave out words that tell cases apart)
+        report_scored = self.by_bm25(text) if {"bm25", "bm25-report"} & set(use) else []
+        report = [fid for fid, _ in report_scored]
+        report_score = dict(report_scored)
+        report_best = max(report_score.values(), default=0.0) or 1.0
         cos = self.by_embedding(_head_words(query_text, QUERY_WORDS)) if "embedding" in use else {}
         q_comps = C.from_text(text) | C.from_text(query_text) | C.from_command(ctx.command)
         info = QueryEvidence(q_comps, user_classes)
 
         pool = set(lines) | set(bm25[:POOL]) | set(M.rank_order(cos)[:POOL])
+        if "bm25-report" in use:
+            pool |= set(report[:POOL])
         if not pool:
             return [], info
         if context_funcs is None:
@@ -442,29 +450,41 @@ class Searcher:
         q_mass = sum(weights.get(c, 0.0) for c in q_comps)
         out: list[Candidate] = []
         found = self.get(sorted(pool))
+        # BM25 of the report over the symptoms and root cause of the candidates (their statistics)
+        symptom_docs = {
+            fid: M.words(" ".join(s.text for s in f.symptoms) + " " + (f.root_cause or ""))
+            for fid, f in found.items()
+        }
+        symptom_score = M.bm25_scores(M.words(text), symptom_docs)
+        symptom_best = max(symptom_score.values(), default=0.0) or 1.0
         for fid in sorted(pool):
             finding = found.get(fid)
             if finding is None:
                 continue  # vanished from the index since it was loaded
             hit, line_info = lines.get(fid, (None, 0.0))
             rank = bm25.index(fid) + 1 if fid in bm25 else None
-            shared = q_comps & self.components_of(fid)
+            own = self.components_of(fid)
+            shared = q_comps & own
             comp = sum(weights.get(c, 0.0) for c in shared) / q_mass if q_mass else 0.0
             cs = M.context_score(ctx, finding, self.traits_of(finding), *context_funcs)
             agree = M.class_agreement(user_classes, frozenset(s.cls for s in finding.symptoms))
             parts = dict(cs.parts)
             c = cos.get(fid, 0.0)
+            sym = symptom_score.get(fid, 0.0) / symptom_best
             features = (
                 (hit.score * line_info) if hit else 0.0,
-                1.0 / rank if rank else 0.0,
+                report_score.get(fid, 0.0) / report_best,
+                sym,
                 c,
                 comp,
-                centred(parts.get("arch")),
-                centred(parts.get("gpu")),
-                centred(parts.get("quant")),
-                centred(parts.get("framework")),
-                centred(parts.get("model")),
+                len(shared) / len(own) if own else 0.0,
+                1.0 if finding.status == "works" else 0.0,
                 centred(agree),
+                centred(parts.get("arch")) * sym,
+                centred(parts.get("gpu")) * sym,
+                centred(parts.get("quant")) * sym,
+                centred(parts.get("framework")) * sym,
+                centred(parts.get("model")) * sym,
             )
             out.append(
                 Candidate(
@@ -478,6 +498,7 @@ class Searcher:
                     tuple(sorted(shared)),
                     cs,
                     agree,
+                    report_score.get(fid, 0.0),
                 )
             )
         return out, info
@@ -494,9 +515,10 @@ class Searcher:
         ranker=None,
     ) -> tuple[list[Match], Evidence]:
         """Rank findings for a query. ``use`` selects retrievers: all three are the fitted ranking
-        ("ask"); ``("bm25",)`` or ``("embedding",)`` alone rank by that retriever (the baselines)."""
+        ("ask"); ``("bm25",)`` (over the triaged lines), ``("bm25-report",)`` (over the whole
+        report) or ``("embedding",)`` alone rank by that retriever (the baselines)."""
         from agent.components import label
-        from agent.rank import load_ranker
+        from agent.rank import FEATURES, load_ranker
 
         ranker = ranker or load_ranker()
         cands, _ = self.candidates(text, triage, ctx, use=use, context_funcs=context_funcs)
@@ -505,6 +527,8 @@ class Searcher:
         mode = "ask" if len(use) > 1 else use[0]
         if mode == "bm25":
             scored = [(c.bm25_score, 0.0, c) for c in cands if c.bm25_rank]
+        elif mode == "bm25-report":
+            scored = [(c.report_score, 0.0, c) for c in cands if c.report_score]
         elif mode == "embedding":
             scored = [(c.cosine, 0.0, c) for c in cands]
         else:
@@ -543,7 +567,7 @@ class Searcher:
                 ("line_info", c.line_info),
                 ("bm25_rank", float(c.bm25_rank or 0)),
                 ("cosine", c.cosine),
-                ("components", c.features[3]),
+                ("components", c.features[FEATURES.index("components")]),
                 ("context", c.context.score if c.context.score is not None else -1.0),
                 ("probability", prob),
             )

@@ -6,7 +6,8 @@ findings' sources, split by finding into DEV (everything tunable is fitted there
 reported). One run scores, on the same fresh index of the shipped findings:
 
   ask         the fitted ranking (error lines + BM25 + embeddings + components + context)
-  bm25        FTS5 BM25 alone over the same findings
+  bm25        FTS5 BM25 alone over the same findings, queried with the report's triaged lines
+  bm25-report FTS5 BM25 alone, queried with the whole report (the stronger keyword baseline)
   embedding   MiniLM cosine alone
 
 Columns: recall@1 / recall@3 (an expected finding first / in the top three), fix@1 (the top answer
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -37,6 +39,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 MODES = {
     "ask": ("lines", "bm25", "embedding"),
     "bm25": ("bm25",),
+    "bm25-report": ("bm25-report",),
     "embedding": ("embedding",),
 }
 
@@ -117,15 +120,32 @@ def fix_keys(fix: dict | None, framework: str | None) -> set[tuple[str, str | No
             value = (change.value or "").strip("'\"").lower() or None
             keys.add((change.name.lower(), value))
     for pin in fix.get("pins", []):
-        name, _, version = pin.replace(":", "==", 1).partition("==")
-        keys.add((name.strip().lower(), version.strip().lower() or None))
+        keys.add(pin_key(pin))
     return keys
 
 
+def pin_key(pin: str) -> tuple[str, str | None]:
+    """('vllm', '0.6.2') for 'vllm==0.6.2', 'vllm:0.6.2' or 'vllm 0.6.2'; another operator stays
+    ('vllm', '>=0.6.4'): it claims something else than one release."""
+    pin = pin.strip()
+    m = re.match(r"^([A-Za-z0-9_.\-\[\]]+)\s*(==|:|\s)\s*(\S+)$", pin)
+    if m:
+        return m[1].lower(), m[3].lower()
+    m = re.match(r"^([A-Za-z0-9_.\-\[\]]+)\s*([<>!~=]=?.*)$", pin)
+    if m:
+        return m[1].lower(), m[2].replace(" ", "").lower() or None
+    return pin.lower(), None
+
+
 def proposal_keys(proposal) -> set[tuple[str, str | None]]:
-    return {
-        (c.name.lower(), (c.value or "").strip("'\"").lower() or None) for c in proposal.changes
-    }
+    """(knob, value) of each change; a pin's '==' is dropped, as in ``fix_keys``."""
+    out = set()
+    for c in proposal.changes:
+        value = (c.value or "").strip("'\"").lower() or None
+        if c.kind == "pin" and value and value.startswith("=="):
+            value = value[2:] or None
+        out.add((c.name.lower(), value))
+    return out
 
 
 # --- running ---------------------------------------------------------------------------------
@@ -223,7 +243,7 @@ def run(
 def apply_baseline_confidence(results: dict[str, list[dict]]) -> dict[str, float]:
     """A baseline is 'confident' above the highest top score any DEV negative got (same run)."""
     thresholds = {}
-    for mode in ("bm25", "embedding"):
+    for mode in ("bm25", "bm25-report", "embedding"):
         dev_neg = [r["top_score"] for r in results[mode] if r["part"] == "dev" and not r["expected"]]
         t = max(dev_neg) if dev_neg else float("inf")
         thresholds[mode] = t

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 OUT = ROOT / "data" / "ranking.json"
-L2_GRID = (0.1, 0.3, 1.0, 3.0, 10.0)
+L2_GRID = (0.3, 1.0, 3.0, 10.0, 30.0)
 FOLDS = 5
 MARGIN = 0.02
 LINE_SHARED = 0.6  # containment of a symptom's information in one user line to call it "shared"
@@ -36,7 +36,7 @@ BOILERPLATE_GRID = tuple(round(0.2 + 0.025 * i, 3) for i in range(21))  # 0.2 ..
 
 def collect(db, queries: list[dict]) -> list[dict]:
     """One entry per query: its candidates' features and labels."""
-    from agent.ask import context_from_text
+    from agent.ask import _with_context_words, context_from_text
     from agent.search import Searcher
     from agent.triage import triage
     from scripts.eval import query_context
@@ -48,7 +48,8 @@ def collect(db, queries: list[dict]) -> list[dict]:
         text = q["text"]
         tri = triage(text.splitlines(keepends=True))
         ctx = context_from_text(ctx, text, [])
-        cands, _ = searcher.candidates(text, tri, ctx)
+        query = _with_context_words(text if not tri.lines else "", ctx)  # as `ask` does
+        cands, _ = searcher.candidates(query or text, tri, ctx)
         expected = set(q["expected"])
         out.append(
             {
@@ -99,27 +100,93 @@ def _fit(entries: list[dict], l2: float):
     return fit_softmax(groups, l2=l2)
 
 
-def _folds(entries: list[dict]) -> list[list[dict]]:
+def _folds(entries: list[dict], salt: str = "fold:") -> list[list[dict]]:
     from scripts.heldout import _fraction
 
-    groups = sorted({e["group"] for e in entries}, key=lambda g: (_fraction("fold:" + g), g))
+    groups = sorted({e["group"] for e in entries}, key=lambda g: (_fraction(salt + g), g))
     fold_of = {g: i % FOLDS for i, g in enumerate(groups)}
     return [[e for e in entries if fold_of[e["group"]] == k] for k in range(FOLDS)]
 
 
-def cross_validate(entries: list[dict], l2: float) -> tuple[float, list[tuple[dict, dict | None, float]]]:
-    """Out-of-fold recall@1 over the positives, and (entry, top candidate, probability) for all."""
-    folds = _folds(entries)
+def _ranked(entry: dict, weights, none_logit) -> list[int]:
+    """The labels of the candidates in the order the model ranks them."""
+    score = [sum(w * x for w, x in zip(weights, c["x"], strict=True)) for c in entry["cands"]]
+    order = sorted(range(len(score)), key=lambda k: (-score[k], entry["cands"][k]["fid"]))
+    return [entry["cands"][k]["y"] for k in order]
+
+
+def _recall(oof, at: int = 1) -> float:
+    pos = [ys for e, ys, _ in oof if e["positive"]]
+    return sum(any(ys[:at]) for ys in pos) / max(1, len(pos))
+
+
+def cross_validate(
+    entries: list[dict], l2: float, salt: str = "fold:"
+) -> tuple[float, list[tuple[dict, list[int], float]]]:
+    """Out-of-fold recall@1 over the positives, and (entry, labels in ranked order, top
+    probability) for all, folds grouped by finding."""
+    folds = _folds(entries, salt)
     oof = []
     for k, held in enumerate(folds):
         train = [e for j, f in enumerate(folds) if j != k for e in f]
         w, b = _fit(train, l2)
         for e in held:
-            top, p = _top(e, w, b)
-            oof.append((e, top, p))
-    pos = [(e, t) for e, t, _ in oof if e["positive"]]
-    recall = sum(bool(t and t["y"]) for _, t in pos) / max(1, len(pos))
-    return recall, oof
+            _, p = _top(e, w, b)
+            oof.append((e, _ranked(e, w, b), p))
+    return _recall(oof), oof
+
+
+def nested(entries: list[dict], salt: str = "fold:") -> tuple[dict, list[float]]:
+    """The honest estimate of the whole procedure: for each outer fold, L2 is chosen by grouped CV
+    on the other folds alone, fitted there and scored on the held fold. Returns out-of-fold
+    recall@1, recall@3 and, with the threshold above every out-of-fold negative, the share of
+    right answers above it; and the L2 chosen per fold."""
+    folds = _folds(entries, salt)
+    oof, chosen = [], []
+    for k, held in enumerate(folds):
+        train = [e for j, f in enumerate(folds) if j != k for e in f]
+        l2 = max(L2_GRID, key=lambda v: (cross_validate(train, v, "inner:" + salt)[0], v))
+        chosen.append(l2)
+        w, b = _fit(train, l2)
+        for e in held:
+            _, p = _top(e, w, b)
+            oof.append((e, _ranked(e, w, b), p))
+    neg = [p for e, _, p in oof if not e["positive"]]
+    right = [p for e, ys, p in oof if e["positive"] and ys[:1] == [1]]
+    top_neg = max(neg, default=0.0)
+    figures = {
+        "recall@1": round(_recall(oof, 1), 3),
+        "recall@3": round(_recall(oof, 3), 3),
+        "conf_right": round(sum(p > top_neg + MARGIN for p in right) / max(1, len(right)), 3),
+    }
+    return figures, chosen
+
+
+def _subset(entries: list[dict], keep: list[int]) -> list[dict]:
+    return [
+        {**e, "cands": [{**c, "x": [c["x"][i] for i in keep]} for c in e["cands"]]} for e in entries
+    ]
+
+
+def compare(entries: list[dict]) -> list[dict]:
+    """Nested out-of-fold DEV figures of the full feature set and of the set without each feature
+    (or each group), over three fold assignments."""
+    from agent.rank import FEATURES
+
+    context = [n for n in FEATURES if n.endswith("_x_symptoms")]
+    variants = [("all", [])] + [(f"without {n}", [n]) for n in FEATURES if n not in context]
+    variants.append(("without the context x symptoms features", context))
+    out = []
+    for label, drop in variants:
+        keep = [i for i, n in enumerate(FEATURES) if n not in drop]
+        sub = _subset(entries, keep)
+        runs = [nested(sub, salt)[0] for salt in ("fold:", "a", "b")]
+        row = {"features": label}
+        for key in ("recall@1", "recall@3", "conf_right"):
+            row[key] = [r[key] for r in runs]
+        print(f"{label:<45} " + "  ".join(f"{k} {row[k]}" for k in ("recall@1", "recall@3", "conf_right")))
+        out.append(row)
+    return out
 
 
 def main() -> int:
@@ -129,6 +196,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", type=Path, help="use this index instead of building a fresh one")
     ap.add_argument("--cache", type=Path, help="read/write the collected DEV features here")
+    ap.add_argument(
+        "--compare", action="store_true",
+        help="also print nested out-of-fold DEV figures without each feature (slow) and record them",
+    )
     args = ap.parse_args()
 
     dev = [q for q in heldout_queries() if q["part"] == "dev"]
@@ -154,12 +225,15 @@ def main() -> int:
     best_l2 = max(L2_GRID, key=lambda v: (cv[v][0], v))  # ties: the stronger regularisation
     _, oof = cv[best_l2]
     weights, none_logit = _fit(entries, best_l2)
+    honest, chosen = nested(entries)
+    print(f"nested out-of-fold DEV (L2 chosen inside each training part, {chosen}): {honest}")
+    ablation = compare(entries) if args.compare else None
 
     # confidence: above every DEV negative's out-of-fold top probability
     neg_p = [p for e, _, p in oof if not e["positive"]]
     max_neg = max(neg_p) if neg_p else 0.5
     confident_at = min(0.99, max_neg + MARGIN)
-    right = [p for e, t, p in oof if e["positive"] and t and t["y"]]
+    right = [p for e, ys, p in oof if e["positive"] and ys[:1] == [1]]
     conf_right = sum(p >= confident_at for p in right) / max(1, len(right))
 
     # boilerplate: the cut-off on the informativeness of shared words that best separates lines
@@ -192,6 +266,10 @@ def main() -> int:
             "data": f"eval/heldout DEV part: {pos_total} positives, {len(entries) - pos_total} negatives",
             "l2": best_l2,
             "cv_recall_at_1": {str(k): round(v[0], 4) for k, v in cv.items()},
+            "nested_oof_dev": {**honest, "l2_per_fold": chosen, "how": (
+                "5 outer folds grouped by finding; in each, L2 chosen by grouped CV on the other "
+                "four folds only, the model fitted there and scored on the held fold"
+            )},
             "confident_at": f"highest out-of-fold DEV negative top probability {max_neg:.3f} + {MARGIN}",
             "conf_right_dev_oof": round(conf_right, 3),
             "boilerplate_below": (
@@ -207,6 +285,14 @@ def main() -> int:
         "boilerplate_below": boilerplate,
         "line_shared": LINE_SHARED,
     }
+    previous = json.loads(OUT.read_text()).get("_provenance", {}) if OUT.exists() else {}
+    if ablation is not None:
+        data["_provenance"]["ablation"] = {"command": "python scripts/fit_ranking.py --compare",
+                                           "runs": ablation}
+    elif "ablation" in previous:
+        data["_provenance"]["ablation"] = previous["ablation"]
+    if "feature_selection" in previous:
+        data["_provenance"]["feature_selection"] = previous["feature_selection"]
     OUT.write_text(json.dumps(data, indent=2) + "\n")
     print(f"chose l2 {best_l2}; confident at p >= {confident_at:.3f} (DEV negatives max {max_neg:.3f});")
     print(f"out-of-fold right answers marked confident on DEV: {conf_right:.2f}; boilerplate below {boilerplate}")

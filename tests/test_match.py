@@ -333,3 +333,41 @@ def test_the_baselines_are_never_confident():
 
 def test_rank_order_breaks_ties_by_id():
     assert M.rank_order({"b": 0.5, "a": 0.5, "c": 0.9}) == ["c", "a", "b"]
+
+
+# --- BM25 over the candidates' symptoms --------------------------------------------------------
+
+
+def test_words_keep_repeats_and_drop_stop_words_and_single_letters():
+    assert M.words("The DeepGEMM kernel: deepgemm failed on a B200 x") == [
+        "deepgemm", "kernel", "deepgemm", "failed", "b200",
+    ]  # fmt: skip
+    assert M.words(None) == []
+
+
+def test_bm25_ranks_the_document_holding_the_rare_query_word_first():
+    docs = {
+        "oom": M.words("CUDA out of memory while capturing graphs"),
+        "ue8m0": M.words("DeepGEMM scale_fmt of checkpoint is not ue8m0 CUDA"),
+        "nccl": M.words("NCCL error unhandled system error CUDA"),
+    }
+    scores = M.bm25_scores(M.words("warning: scale_fmt is not ue8m0 on CUDA"), docs)
+    assert max(scores, key=scores.get) == "ue8m0"
+    # a word every document holds weighs least: "cuda" alone ranks them by length only
+    only_common = M.bm25_scores(["cuda"], docs)
+    assert set(only_common) == set(docs) and max(only_common.values()) < scores["ue8m0"]
+
+
+def test_bm25_leaves_out_documents_sharing_no_word_and_counts_a_query_word_once():
+    docs = {"a": M.words("illegal memory access"), "b": M.words("hang at start")}
+    once = M.bm25_scores(["illegal", "memory"], docs)
+    assert set(once) == {"a"}
+    assert M.bm25_scores(["illegal", "illegal", "memory"], docs) == once
+    assert M.bm25_scores(["anything"], {}) == {}
+
+
+def test_bm25_a_repeated_word_in_a_document_counts_with_diminishing_return():
+    docs = {"one": ["nan", "logits"], "two": ["nan", "nan", "logits"], "other": ["oom", "oom", "oom"]}
+    s = M.bm25_scores(["nan"], docs)
+    assert s["two"] > s["one"]
+    assert s["two"] < 2 * s["one"]
