@@ -42,6 +42,13 @@ def words(text: str | None) -> list[str]:
     return [w for w in _PLAIN.findall((text or "").lower()) if len(w) > 1 and w not in _STOP]
 
 
+def is_question(text: str) -> bool:
+    """One line ending with a question mark ("what works for Kimi K2 on RTX PRO 6000?"): it asks
+    about a deployment and describes no failure, so nothing in it can agree with a case's symptoms."""
+    s = text.strip()
+    return bool(s) and "\n" not in s and s.endswith("?")
+
+
 # Okapi BM25's textbook constants (Robertson and Zaragoza 2009), not tuned here.
 _K1 = 1.2
 _B = 0.75

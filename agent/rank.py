@@ -2,7 +2,8 @@
 
 Each candidate finding gets a small feature vector (``FEATURES``): how much of an informative error
 line it shares, its BM25 score against the whole report and that of its symptoms and root cause
-(each relative to the best candidate's), its cosine, the failure components it shares (both ways),
+(each relative to the best candidate's), its cosine, the failure components it shares (both ways,
+and those its fix changes),
 whether it is a working deployment, whether the symptom classes agree, and how its deployment
 context agrees, counted in proportion to the symptoms' agreement. A conditional-logit model (a
 softmax over the query's candidates plus a "none of them" option) fitted on the held-out
@@ -32,6 +33,7 @@ FEATURES = (
     "cosine",  # embedding similarity of the symptoms (0..1)
     "components",  # share of the query's failure components the finding names (idf-weighted, 0..1)
     "finding_components",  # share of the finding's failure components the query names (0..1)
+    "fix_components",  # share of the components the finding's fix changes that the query names
     "works",  # the finding is a working deployment (status works), not a failure with a fix
     "classes",  # symptom classes agree (+0.5) or contradict (-0.5)
     "arch_x_symptoms",  # architecture-trait agreement (centred) x symptoms_bm25
@@ -50,16 +52,29 @@ class Ranker:
     boilerplate_below: float  # a shared line less informative than this is not evidence alone
     line_shared: float  # containment at or above which a line counts as shared
     provenance: Mapping[str, object]
+    # The confidence model: the same features fitted with the L2 that best separates right answers
+    # from negatives (strong shrinkage ranks best but flattens the probabilities). None: the
+    # ranking weights give the probabilities too.
+    conf_weights: tuple[float, ...] | None = None
+    conf_none_logit: float | None = None
 
     def logit(self, features: Sequence[float]) -> float:
         return sum(w * x for w, x in zip(self.weights, features, strict=True))
 
-    def probabilities(self, logits: Sequence[float]) -> list[float]:
+    def probabilities(self, logits: Sequence[float], none_logit: float | None = None) -> list[float]:
         """Softmax of the candidates' logits against each other and against "none"."""
-        top = max([self.none_logit, *logits])
+        none = self.none_logit if none_logit is None else none_logit
+        top = max([none, *logits])
         exps = [math.exp(z - top) for z in logits]
-        total = sum(exps) + math.exp(self.none_logit - top)
+        total = sum(exps) + math.exp(none - top)
         return [e / total for e in exps]
+
+    def confidences(self, rows: Sequence[Sequence[float]]) -> list[float]:
+        """Each candidate's probability of being the answer under the confidence model."""
+        if self.conf_weights is None:
+            return self.probabilities([self.logit(x) for x in rows])
+        logits = [sum(w * v for w, v in zip(self.conf_weights, x, strict=True)) for x in rows]
+        return self.probabilities(logits, self.conf_none_logit)
 
 
 def ranker_from_dict(raw: Mapping[str, object], origin: str = "data/ranking.json") -> Ranker:
@@ -68,6 +83,12 @@ def ranker_from_dict(raw: Mapping[str, object], origin: str = "data/ranking.json
     try:
         w = raw["weights"]
         weights = tuple(float(w[name]) for name in FEATURES)  # type: ignore[index]
+        conf = raw.get("confidence")
+        conf_weights = conf_none = None
+        if conf is not None:
+            cw = conf["weights"]  # type: ignore[index]
+            conf_weights = tuple(float(cw[name]) for name in FEATURES)
+            conf_none = float(conf["none_logit"])  # type: ignore[index]
         return Ranker(
             weights=weights,
             none_logit=float(raw["none_logit"]),  # type: ignore[arg-type]
@@ -75,6 +96,8 @@ def ranker_from_dict(raw: Mapping[str, object], origin: str = "data/ranking.json
             boilerplate_below=float(raw["boilerplate_below"]),  # type: ignore[arg-type]
             line_shared=float(raw["line_shared"]),  # type: ignore[arg-type]
             provenance=dict(raw.get("_provenance", {})),  # type: ignore[arg-type]
+            conf_weights=conf_weights,
+            conf_none_logit=conf_none,
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise DeployKBError(f"{origin}: not a ranking model ({exc})") from None

@@ -191,6 +191,7 @@ class Searcher:
         self._traits: dict[str, ArchTraits] = {}
         self._component_idf: dict[str, float] | None = None
         self._components: dict[str, frozenset[str]] = {}
+        self._fix_components: dict[str, frozenset[str]] = {}
 
     # -- lazily loaded state -----------------------------------------------------------------
 
@@ -395,6 +396,15 @@ class Searcher:
             self._component_idf = {c: math.log((n + 1) / (d + 0.5)) for c, d in df.items()}
         return self._component_idf
 
+    def fix_components_of(self, finding: Finding) -> frozenset[str]:
+        """The failure components the finding's fix and alternatives change (through their flags
+        and environment variables)."""
+        if finding.id not in self._fix_components:
+            from agent import components as C
+
+            self._fix_components[finding.id] = C.from_flags(C._fix_items(finding))
+        return self._fix_components[finding.id]
+
     def components_of(self, fid: str) -> frozenset[str]:
         self.component_weights()
         if fid not in self._components and self._has_keys():
@@ -457,6 +467,12 @@ class Searcher:
         }
         symptom_score = M.bm25_scores(M.words(text), symptom_docs)
         symptom_best = max(symptom_score.values(), default=0.0) or 1.0
+        # A one-line question names no failure: the features of failure evidence (the symptoms'
+        # BM25, the components its fix changes, the working-deployment flag) do not apply, and its
+        # context counts by the agreement of the text as a whole. The DEV reports hold no such
+        # question; this path is checked by the seed questions and `scripts/eval.py --set paraphrase`.
+        head = [ln for ln in text.splitlines() if ln.strip()]  # `ask` adds a line of context words
+        question = not triage.lines and len(head) <= 2 and M.is_question(head[0] if head else "")
         for fid in sorted(pool):
             finding = found.get(fid)
             if finding is None:
@@ -464,27 +480,31 @@ class Searcher:
             hit, line_info = lines.get(fid, (None, 0.0))
             rank = bm25.index(fid) + 1 if fid in bm25 else None
             own = self.components_of(fid)
+            fixed = self.fix_components_of(finding)
             shared = q_comps & own
             comp = sum(weights.get(c, 0.0) for c in shared) / q_mass if q_mass else 0.0
             cs = M.context_score(ctx, finding, self.traits_of(finding), *context_funcs)
             agree = M.class_agreement(user_classes, frozenset(s.cls for s in finding.symptoms))
             parts = dict(cs.parts)
             c = cos.get(fid, 0.0)
-            sym = symptom_score.get(fid, 0.0) / symptom_best
+            sym = 0.0 if question else symptom_score.get(fid, 0.0) / symptom_best
+            rel = report_score.get(fid, 0.0) / report_best
+            weigh = rel if question else sym  # what a context match is multiplied by
             features = (
                 (hit.score * line_info) if hit else 0.0,
-                report_score.get(fid, 0.0) / report_best,
+                rel,
                 sym,
                 c,
                 comp,
                 len(shared) / len(own) if own else 0.0,
-                1.0 if finding.status == "works" else 0.0,
+                len(q_comps & fixed) / len(fixed) if fixed and not question else 0.0,
+                1.0 if finding.status == "works" and not question else 0.0,
                 centred(agree),
-                centred(parts.get("arch")) * sym,
-                centred(parts.get("gpu")) * sym,
-                centred(parts.get("quant")) * sym,
-                centred(parts.get("framework")) * sym,
-                centred(parts.get("model")) * sym,
+                centred(parts.get("arch")) * weigh,
+                centred(parts.get("gpu")) * weigh,
+                centred(parts.get("quant")) * weigh,
+                centred(parts.get("framework")) * weigh,
+                centred(parts.get("model")) * weigh,
             )
             out.append(
                 Candidate(
@@ -533,7 +553,7 @@ class Searcher:
             scored = [(c.cosine, 0.0, c) for c in cands]
         else:
             logits = [ranker.logit(c.features) for c in cands]
-            probs = ranker.probabilities(logits)
+            probs = ranker.confidences([c.features for c in cands])
             scored = list(zip(logits, probs, cands, strict=True))
         scored.sort(key=lambda t: (-t[0], t[2].fid))
         if not scored:
