@@ -453,11 +453,11 @@ class Registry:
         shown = DISPLAY.get(fw, fw)
         if not version or not version.strip():
             return Release(fw, None, f"{shown} version unknown: flags not checked against a release")
-        first = re.match(r"\s*v?(\d+(?:\.\d+)+)", version)
+        first = re.match(r"\s*(?:>=|≥)?\s*v?(\d+(?:\.\d+)+)", version)  # ">=0.18.0": the oldest
         want = version_tuple(first.group(1)) if first else None  # "0.25.1, torch 2.11"
         if want is None:  # "patched vLLM 0.28.0", "lmsysorg/sglang:v0.5.9", "vllm v0.17.1 in ..."
-            m = re.search(r"(?:sglang|vllm|tensorrt-llm|trt-?llm)[\s:=@-]*v?(\d+(?:\.\d+)+)",
-                          version, re.I)
+            m = re.search(r"(?:sglang|vllm|tensorrt-llm|trt-?llm|vllm/vllm-openai(?:-rocm)?)"
+                          r"[\s:=@-]*v?(\d+(?:\.\d+)+)", version, re.I)
             want = version_tuple(m.group(1)) if m else None
         if want is None:
             return Release(fw, None, f"{shown} {version.strip()} is not a release number: flags "

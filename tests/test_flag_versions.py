@@ -213,6 +213,25 @@ def test_release_in_the_same_minor_series(reg) -> None:
     assert (got.version, got.note) == ("0.11.2", "vLLM 0.11.0 + ROCm 7.0 checked against 0.11.2")
 
 
+@pytest.mark.parametrize(
+    ("written", "version"),
+    [
+        ("vllm/vllm-openai:v0.11.2", "0.11.2"),  # an image tag is its release
+        ("image vllm/vllm-openai:v0.17.0-cu130", "0.17.1"),  # the release read in its series
+        ("vllm/vllm-openai-rocm:v0.21.0", "0.21.0"),
+        (">=0.18.0 (vllm/vllm-openai:v0.18.0)", "0.18.1"),  # the oldest it names, as read
+    ],
+)
+def test_release_of_an_image_tag_or_a_minimum(reg, written, version) -> None:
+    got = reg.release("vllm", written)
+    assert got.version == version
+    assert got.note is None or "checked against" in got.note
+
+
+def test_a_forks_image_is_not_taken_for_a_release(reg) -> None:
+    assert reg.release("vllm", "vllm_hcu 0.18.1 DCU images (DTK 26.04)").version is None
+
+
 def test_version_issues(reg) -> None:
     (missing,) = reg.version_issues("--fp4-gemm-backend", "flashinfer_cudnn", "sglang", "0.5.7")
     assert missing.message == (
