@@ -137,8 +137,10 @@ def run_measured(args: list[str], env: dict[str, str], stdin_path: Path | None =
 
 
 def base_env(db: Path, embedder: str) -> dict[str, str]:
+    """The environment of a measured process: the caller's, without its own deploykb settings
+    (a row names its index and folders itself)."""
     return {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if not k.startswith("DEPLOYKB_")},
         "DEPLOYKB_DB": str(db),
         "HF_HUB_OFFLINE": "1",
         "DEPLOYKB_EMBEDDER": embedder,
@@ -197,8 +199,17 @@ def pseudo_index(size: int, folder: Path, embedder: str) -> Path:
     ingest(db, [shipped_findings_dir(), folder], lambda: PseudoEmbedder(name), embedder_name=name)
     precompute(db)
     db.close()
+    # records the files' fingerprint; DEPLOYKB_FINDINGS is set for this call only, so that the
+    # later rows' processes (the shipped-findings rows among them) do not inherit the folder
+    saved = os.environ.get("DEPLOYKB_FINDINGS")
     os.environ["DEPLOYKB_FINDINGS"] = str(folder)
-    ready_index(path, [folder], embedder).close()  # records the files' fingerprint
+    try:
+        ready_index(path, [folder], embedder).close()
+    finally:
+        if saved is None:
+            os.environ.pop("DEPLOYKB_FINDINGS", None)
+        else:
+            os.environ["DEPLOYKB_FINDINGS"] = saved
     print(f"bench: indexed in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     return path
 
