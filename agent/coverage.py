@@ -48,11 +48,25 @@ def generation_of(finding: Finding) -> str:
         found = match_gpu(finding.hardware.gpu)
         sm = found[1] if found else None
     if not sm:
-        return "unknown"
+        return _named_generation(finding.hardware.gpu) or "unknown"
     group = _sm_group(sm)
     if group.get("generation") == "blackwell":
         return f"blackwell {sm}"
     return group.get("generation") or sm
+
+
+def _named_generation(gpu: str | None) -> str | None:
+    """The generation a GPU name without a model gives ("NVIDIA Ampere", "AMD (ROCm 7.0)"), from
+    ``data/gpus.json`` ``generation_words``; the most specific word wins (Instinct over AMD)."""
+    import re
+
+    from agent.context import _gpus
+
+    table = {k: v for k, v in _gpus().get("generation_words", {}).items() if not k.startswith("_")}
+    words = set(re.split(r"[^a-z0-9]+", (gpu or "").lower()))
+    found = [table[w] for w in table if w in words]
+    specific = [g for g in found if "not stated" not in g]
+    return (specific or found or [None])[0]
 
 
 def coverage(findings: Iterable[Finding]) -> Coverage:

@@ -47,3 +47,22 @@ def test_the_shipped_knowledge_base_covers_every_family_with_five():
     assert cov.total >= 150
     assert cov.gaps(minimum=5) == ()
     assert cov.working_deployments >= 30
+
+
+def test_a_gpu_named_only_by_its_generation_is_counted_there():
+    findings = [
+        _f("a", hardware=Hardware(gpu="NVIDIA Ampere")),
+        _f("b", hardware=Hardware(gpu="Blackwell")),
+        _f("c", hardware=Hardware(gpu="AMD (ROCm 7.0)")),
+        _f("d", hardware=Hardware(gpu="AMD Instinct (CDNA3)")),
+        _f("e", hardware=Hardware(gpu="Tesla P40")),
+        _f("f", hardware=Hardware(gpu="some accelerator")),
+    ]
+    assert dict(coverage(findings).generations) == {
+        "ampere": 1,
+        "blackwell (sm not stated)": 1,
+        "amd (model not stated)": 1,
+        "instinct": 1,
+        "pascal": 1,
+        "unknown": 1,
+    }
