@@ -85,3 +85,28 @@ def test_size_and_split_as_documented():
 def test_the_split_is_fixed_by_the_seed():
     reports = load_reports()
     assert split(reports) == split(list(reversed(reports)))
+
+
+def _claims() -> dict[str, set[str]]:
+    import csv
+
+    claims: dict[str, set[str]] = {}
+    with open(ROOT / "eval" / "heldout" / "claims.tsv", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            claims.setdefault(_thread(row["url"]) or row["url"], set()).add(row["role"])
+    return claims
+
+
+def test_every_thread_used_is_claimed_once_for_its_role():
+    """claims.tsv is the register the split rests on: every thread a finding cites and every
+    report's thread is in it, each with exactly one role."""
+    claims = _claims()
+    assert not {k: v for k, v in claims.items() if len(v) > 1}
+    unclaimed = sorted(k for k in _finding_sources() if claims.get(k) != {"finding"})
+    assert not unclaimed, unclaimed
+    wrong = [
+        r["id"]
+        for r in load_reports()
+        if claims.get(_thread(r["url"]) or r["url"]) != {f"eval-{r['kind']}"}
+    ]
+    assert not wrong, wrong
