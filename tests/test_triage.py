@@ -707,3 +707,13 @@ def test_a_pasted_shell_command_is_not_the_error_it_greps_for():
     )
     assert [ln.line for ln in result.lines] == [3]
     assert all("ssh" not in ln.text and "grep" not in ln.text for ln in result.lines)
+
+
+def test_the_decisive_line_of_a_gpu_without_kernels_comes_first():
+    """PyTorch's "sm_120 is not compatible" warning says why the kernel image is missing: it is
+    classified and ranked above the generic CUDA error it explains (issue 8, part 4)."""
+    log = Path(__file__).parent / "fixtures" / "handwritten" / "rtx5090-no-kernel-image.log"
+    t = triage(log.read_text().splitlines(keepends=True))
+    assert "is not compatible with the current PyTorch installation" in t.lines[0].text
+    assert t.lines[0].cls == "crash"
+    assert any("no kernel image is available" in ln.text for ln in t.lines[1:])
