@@ -8,6 +8,9 @@ reported). One run scores, on the same fresh index of the shipped findings:
   ask         the fitted ranking (error lines + BM25 + embeddings + components + context)
   bm25        FTS5 BM25 alone over the same findings, queried with the report's triaged lines
   bm25-report FTS5 BM25 alone, queried with the whole report (the stronger keyword baseline)
+
+Parts: DEV and TEST (eval/heldout, split by finding), and FRESH (eval/fresh): reports collected on
+2026-12-01 after the ranking was fitted, checked by a second reader, and read by no fitting script.
   embedding   MiniLM cosine alone
 
 Columns: recall@1 / recall@3 (an expected finding first / in the top three), fix@1 (the top answer
@@ -48,12 +51,16 @@ MODES = {
 
 
 def heldout_queries() -> list[dict]:
-    from scripts.heldout import load_reports, split
+    """DEV and TEST (eval/heldout) and FRESH (eval/fresh: collected after the ranking was fitted,
+    read only here)."""
+    from scripts.heldout import FRESH, load_reports, split
 
     reports = load_reports()
     parts = split(reports)
+    fresh = load_reports(FRESH)
+    parts.update({r["id"]: "fresh" for r in fresh})
     out = []
-    for r in reports:
+    for r in [*reports, *fresh]:
         ctx = r.get("context") or {}
         out.append(
             {
@@ -297,10 +304,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description="Evaluate deploykb ask on held-out real reports.")
     ap.add_argument("--set", choices=("heldout", "paraphrase"), default="heldout")
     ap.add_argument("--db", type=Path, help="use this index instead of building a fresh one")
-    ap.add_argument("--misses", choices=("dev", "test", "paraphrase"), help="list what ask gets wrong")
+    ap.add_argument(
+        "--misses", choices=("dev", "test", "fresh", "paraphrase"), help="list what ask gets wrong"
+    )
     ap.add_argument("--json", action="store_true", help="every query with its signals and evidence")
     ap.add_argument(
-        "--parts", default="dev,test", help="which parts to run: dev,test (default) or dev alone"
+        "--parts",
+        default="dev,test,fresh",
+        help="which parts to run: dev,test,fresh (default), or a subset such as dev",
     )
     args = ap.parse_args()
 
@@ -316,7 +327,11 @@ def main() -> None:
             db = build_index(Path(tmp) / "eval.db")
         results = run(queries, db, detail=args.json)
 
-    parts = tuple(p for p in ("dev", "test") if p in wanted) if args.set == "heldout" else ("paraphrase",)
+    parts = (
+        tuple(p for p in ("dev", "test", "fresh") if p in wanted)
+        if args.set == "heldout"
+        else ("paraphrase",)
+    )
     thresholds = apply_baseline_confidence(results) if args.set == "heldout" else {}
     tables = {
         part: {mode: summarise([r for r in rows if r["part"] == part]) for mode, rows in results.items()}

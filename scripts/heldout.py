@@ -19,6 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HELDOUT = ROOT / "eval" / "heldout"
+FRESH = ROOT / "eval" / "fresh"  # sealed: read by scripts/eval.py only, never by a fitting script
 SEED = "deploykb-heldout-2026-12-01"
 TEST_SHARE = 0.4
 
