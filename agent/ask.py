@@ -60,13 +60,13 @@ def split_framework(value: str | None) -> tuple[str | None, str | None]:
     """'sglang 0.5.9' -> ('sglang', '0.5.9'); 'vllm==0.11.0' -> ('vllm', '0.11.0');
     'SGLang-0.5.9' or 'lmsysorg/sglang:v0.5.9' -> ('sglang', ...): the name through the registry's
     one normaliser, the version as written after it."""
-    from agent.registry import normalize_framework
+    from kb.frameworks import normalise_framework
 
     if not value or not value.strip():
         return None, None
     m = re.match(r"\s*([A-Za-z0-9][\w./:-]*?)(?:\s*(?:==|@|\s|-(?=\d)|:v?(?=\d))\s*(.+))?\s*$", value)
     name, version = (m.group(1), m.group(2)) if m else (value.strip(), None)
-    return normalize_framework(name) or name.lower(), (version or None)
+    return normalise_framework(name) or name.lower(), (version or None)
 
 
 def build_context(

@@ -57,7 +57,7 @@ def generation_of(finding: Finding) -> str:
 
 def coverage(findings: Iterable[Finding]) -> Coverage:
     from agent.components import vocabulary
-    from agent.registry import normalize_framework
+    from kb.frameworks import normalise_framework
 
     findings = list(findings)
     fam_count: dict[str, int] = {}
@@ -69,7 +69,7 @@ def coverage(findings: Iterable[Finding]) -> Coverage:
             fam_count[fam] = fam_count.get(fam, 0) + 1
         gen = generation_of(f)
         gen_count[gen] = gen_count.get(gen, 0) + 1
-        fw = normalize_framework(f.framework.name) or (f.framework.name or "unknown").lower()
+        fw = normalise_framework(f.framework.name) or (f.framework.name or "unknown").lower()
         fw_count[fw] = fw_count.get(fw, 0) + 1
         if f.status in ("works", "works-with-flags") and f.working_command:
             working += 1

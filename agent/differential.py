@@ -141,7 +141,7 @@ def nearest_working(
     architecture-trait similarity, quantization, framework, framework version. A deployment
     that shares neither the GPU generation nor any architecture trait is not near."""
     from agent.context import quantization_similarity, sm_similarity, trait_similarity
-    from agent.registry import normalize_framework
+    from kb.frameworks import normalise_framework
 
     skip = set(exclude)
     user_fw = ctx.framework or (ctx.command.framework if ctx.command else None)
@@ -165,8 +165,8 @@ def nearest_working(
         quant = quantization_similarity(user_quant, f.quantization) if user_quant else 0.0
         if quant == 1.0:
             reasons.append(f"same quantization ({f.quantization})")
-        f_fw = normalize_framework(f.framework.name)
-        same_fw = 1.0 if user_fw and f_fw == normalize_framework(user_fw) else 0.0
+        f_fw = normalise_framework(f.framework.name)
+        same_fw = 1.0 if user_fw and f_fw == normalise_framework(user_fw) else 0.0
         if same_fw:
             reasons.append(f"same framework ({f.framework.name})")
         same_version = (
@@ -229,11 +229,12 @@ def command_diff(
     is not ``complete``, only the flags its record lists, each removal says so in its note).
     Descriptive flags (see ``data/differential.json``) come back apart from the behavioural ones."""
     from agent.flags import diff, diff_with_notes, render_flag
-    from agent.registry import load_registry, normalize_framework
+    from agent.registry import load_registry
+    from kb.frameworks import normalise_framework
 
     reg = load_registry()
-    src = normalize_framework(working.framework or working_framework)
-    dst = normalize_framework(current.framework) or src
+    src = normalise_framework(working.framework or working_framework)
+    dst = normalise_framework(current.framework) or src
     src = src or dst
     fix = Fix(
         add=tuple(render_flag(f, src, registry=reg) for f in working.flags),

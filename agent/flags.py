@@ -23,8 +23,9 @@ import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from agent.registry import Registry, bool_literal, load_registry, normalize_framework
+from agent.registry import Registry, bool_literal, load_registry
 from kb.errors import CommandParseError
+from kb.frameworks import normalise_framework
 from kb.records import Fix, Flag, FlagChange, LaunchConfig
 
 __all__ = [
@@ -368,11 +369,11 @@ def _find_program(toks: list[_Tok]) -> tuple[int, int, str, str | None, str] | N
         elif base in ("lm_eval", "lm-eval"):
             for j in range(i + 1, len(toks) - 1):
                 if toks[j].text in ("--model", "--model_type"):
-                    fw = normalize_framework(toks[j + 1].text)
+                    fw = normalise_framework(toks[j + 1].text)
                     if fw:
                         return i, i + 1, f"{t.text} --model {toks[j + 1].text}", fw, "lm_eval"
                 elif toks[j].text.startswith("--model="):
-                    fw = normalize_framework(toks[j].text.split("=", 1)[1])
+                    fw = normalise_framework(toks[j].text.split("=", 1)[1])
                     if fw:
                         return i, i + 1, f"{t.text} {toks[j].text}", fw, "lm_eval"
     docker = _docker(toks, len(toks))
@@ -477,7 +478,7 @@ def _scan_shell(text: str, framework: str | None, reg: Registry, source: str) ->
     words = list(stmts[launch][0])
     start, after, program, fw, kind = found
     if kind == "image":
-        fw = reg.framework_of_image(words[start].text) or normalize_framework(framework)
+        fw = reg.framework_of_image(words[start].text) or normalise_framework(framework)
     for words2, _ in stmts[launch + 1 :]:  # flags continued on following lines without "\"
         if not _flag_like(words2[0].text):
             break
@@ -562,7 +563,7 @@ def _scan_flag_list(
         raise CommandParseError(
             f'{source}: no launch command or flags recognised in "{_snippet(text)}"'
         )
-    fw = normalize_framework(framework) if framework else None
+    fw = normalise_framework(framework) if framework else None
     if fw is None:
         fw = reg.guess_framework(w.text.split("=", 1)[0] for w in words)
     items, _ = _parse_flag_tokens(text, words, fw, reg, words[0].start)
@@ -681,7 +682,7 @@ def _scan_python(
     elif short == "ServerArgs" or "sgl" in func.lower() or "sglang" in text:
         fw = "sglang"
     else:
-        fw = normalize_framework(framework) or "sglang"
+        fw = normalise_framework(framework) or "sglang"
     open_idx = m.end() - 1
     close_idx = _match_paren(text, open_idx)
     if close_idx is None:
@@ -863,7 +864,7 @@ def parse_fix_item(
     A trailing ``(...)`` is kept as the note. Anything else raises :class:`CommandParseError`.
     """
     reg = registry or load_registry()
-    fw = normalize_framework(framework) or (framework if framework in reg.frameworks else None)
+    fw = normalise_framework(framework) or (framework if framework in reg.frameworks else None)
     s = text.strip()
     if not s:
         raise CommandParseError(
@@ -992,7 +993,7 @@ def render_flag(flag: Flag, framework: str | None = None, *,
     if flag.value is None:
         return flag.name
     reg = registry or load_registry()
-    fw = normalize_framework(framework)
+    fw = normalise_framework(framework)
     if bool_literal(flag.value) is False and fw and reg.takes_value(flag.name, fw) is False:
         spec = reg.spec(flag.name, fw)
         if spec is not None and spec.negatable:
@@ -1059,8 +1060,8 @@ def diff_with_notes(
     """:func:`diff` plus one line per item left out (already set, nothing to remove, no
     equivalent in the target framework)."""
     reg = registry or load_registry()
-    src = normalize_framework(finding_framework)
-    dst = normalize_framework(target_framework) or (current.framework if current else None) or src
+    src = normalise_framework(finding_framework)
+    dst = normalise_framework(target_framework) or (current.framework if current else None) or src
     src = src or dst
     notes: list[str] = []
     release = reg.release(dst, target_version) if target_version else None

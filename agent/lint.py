@@ -268,11 +268,12 @@ def _check_flags(
     d: Mapping[str, Any], keys: dict[str, int], out: _Collector, registry: Registry | None
 ) -> None:
     from agent.flags import parse_command, parse_fix_item
-    from agent.registry import load_registry, normalize_framework
+    from agent.registry import load_registry
+    from kb.frameworks import normalise_framework
 
     fw_block = d.get("framework")
     name = fw_block.get("name") if isinstance(fw_block, Mapping) else None
-    fw = normalize_framework(name) if isinstance(name, str) else None
+    fw = normalise_framework(name) if isinstance(name, str) else None
     if fw is None:
         return
     reg = registry or load_registry()

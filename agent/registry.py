@@ -17,28 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kb.errors import DeployKBError
+from kb.frameworks import normalise_framework
 from kb.records import Flag
 from kb.resources import data_file
 
-FRAMEWORKS = ("sglang", "vllm", "tensorrt-llm")
-
 _TRUE = frozenset({"true", "1", "yes", "y", "on"})
 _FALSE = frozenset({"false", "0", "no", "n", "off"})
-
-
-def normalize_framework(name: str | None) -> str | None:
-    """``"SGLang main"`` -> ``"sglang"``, ``"1Cat-vLLM 0.0.3"`` -> ``"vllm"``, ``"trtllm"`` ->
-    ``"tensorrt-llm"``; ``None`` when the text names none of the three."""
-    if not name:
-        return None
-    low = name.lower()
-    if "sglang" in low:
-        return "sglang"
-    if "vllm" in low:
-        return "vllm"
-    if "tensorrt" in low or "trtllm" in low or "trt-llm" in low:
-        return "tensorrt-llm"
-    return None
 
 
 def bool_literal(text: str | None) -> bool | None:
@@ -239,7 +223,7 @@ class Registry:
     def _fwname(self, framework: str | None) -> str | None:
         if framework in self._fw:
             return framework
-        return normalize_framework(framework)
+        return normalise_framework(framework)
 
     def _resolve(self, name: str, framework: str | None) -> tuple[str | None, dict | None]:
         """(canonical name or None, rename entry or None) for a written flag name."""
@@ -774,7 +758,7 @@ def installed_version(framework: str | None) -> str | None:
     metadata (``importlib.metadata``; the framework is never imported), or None."""
     from importlib import metadata
 
-    fw = normalize_framework(framework)
+    fw = normalise_framework(framework)
     package = {"sglang": "sglang", "vllm": "vllm", "tensorrt-llm": "tensorrt_llm"}.get(fw or "")
     if package is None:
         return None

@@ -20,6 +20,7 @@ import yaml
 
 from kb.classify import classify_symptom
 from kb.errors import FindingError
+from kb.frameworks import normalise_framework
 from kb.records import Finding, Fix, Framework, Hardware, ParseResult, ParseWarning, Symptom
 from kb.serialize import clean_block, finding_from_dict, heading_text, markdown_parser
 from kb.versions import PARSER_VERSION  # noqa: F401  (re-exported)
@@ -665,7 +666,7 @@ def _command(text: str, env: dict[str, str]) -> _Command:
                 model = nxt
         i += 1
     match = _FRAMEWORK_RE.search(flat)
-    framework = _canonical_framework(match.group(1)) if match else None
+    framework = normalise_framework(match.group(1)) if match else None
     return _Command(text=text.strip(), env=env, flags=flags, model=model, framework=framework)
 
 
@@ -735,7 +736,7 @@ def _framework(plain: str, commands: list[_Command], title: str) -> Framework:
     version = None
     for text in (title, plain):
         for m in _FRAMEWORK_RE.finditer(text):
-            found = _canonical_framework(m.group(1))
+            found = normalise_framework(m.group(1))
             if name is None:
                 name = found
             if found == name and version is None:
@@ -743,15 +744,6 @@ def _framework(plain: str, commands: list[_Command], title: str) -> Framework:
                 if v:
                     version = v.group(1)
     return Framework(name=name, version=version)
-
-
-def _canonical_framework(word: str) -> str:
-    w = word.lower()
-    if w.startswith("sglang"):
-        return "sglang"
-    if w.startswith("vllm"):
-        return "vllm"
-    return "tensorrt-llm"
 
 
 def _quantization(commands: list[_Command], model: str | None) -> str | None:

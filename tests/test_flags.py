@@ -17,8 +17,9 @@ from agent.flags import (
     parse_fix_item,
     render_flag,
 )
-from agent.registry import load_registry, normalize_framework
+from agent.registry import load_registry
 from kb.errors import CommandParseError
+from kb.frameworks import normalise_framework
 from kb.records import Fix, Flag, FlagChange, LaunchConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -241,7 +242,7 @@ def test_real_launch_commands(case: dict) -> None:
     reg = load_registry()
     text = case["launch_command"]
     cfg = parse_command(text)
-    assert cfg.framework == normalize_framework(case["framework"])
+    assert cfg.framework == normalise_framework(case["framework"])
     assert cfg.flags or cfg.model
     unknown = [f.name for f in cfg.flags if not reg.is_known(f.name, cfg.framework)]
     assert unknown == []
@@ -347,7 +348,7 @@ def _shipped_fix_items() -> list:
         from kb.parse import parse_file
 
         for f in parse_file(path).findings:
-            fw = normalize_framework(f.framework.name)
+            fw = normalise_framework(f.framework.name)
             for fix in (f.fix, *f.alternatives):
                 for key in ("add", "remove", "env", "pins"):
                     for item in getattr(fix, key):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.registry import Registry, load_registry, normalize_framework
+from agent.registry import Registry, load_registry
 from kb.errors import DeployKBError
 from kb.records import Flag
 
@@ -226,22 +226,6 @@ def test_packages_and_images(reg: Registry) -> None:
     assert reg.framework_of_image("lmsysorg/sglang:v0.5.11-cu130") == "sglang"
     assert reg.framework_of_image("docker.io/vllm/vllm-openai:v0.17.1") == "vllm"
     assert reg.framework_of_image("ghcr.io/llm-d/llm-d-cuda:v0.6.0") is None
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("sglang", "sglang"),
-        ("SGLang main (built from source)", "sglang"),
-        ("1Cat-vLLM 0.0.3 (vLLM fork for V100)", "vllm"),
-        ("TensorRT-LLM v0.19.0rc0", "tensorrt-llm"),
-        ("trtllm", "tensorrt-llm"),
-        ("flashinfer v0.6.16", None),
-        (None, None),
-    ],
-)
-def test_normalize_framework(text, expected) -> None:
-    assert normalize_framework(text) == expected
 
 
 def test_guess_framework(reg: Registry) -> None:
