@@ -45,14 +45,9 @@ def default_cache_dir(env: Mapping[str, str] = os.environ) -> Path:
 
 
 def _read_json_file(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigFetchError(f"{path}: cannot read ({exc.strerror})") from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigFetchError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
+    from kb.dataload import read_json
+
+    data = read_json(path, error=ConfigFetchError)
     if not isinstance(data, dict):
         raise ConfigFetchError(f"{path}: expected a JSON object, found {type(data).__name__}")
     return data

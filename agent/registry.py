@@ -10,7 +10,6 @@ translated to the vLLM spelling where an equivalent exists.
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -770,15 +769,9 @@ def installed_version(framework: str | None) -> str | None:
 
 @functools.lru_cache(maxsize=8)
 def _load(path: str) -> Registry:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DeployKBError(f"{path}: cannot read the flag registry ({exc.strerror})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DeployKBError(f"{path}:{exc.lineno}: flag registry is not valid JSON") from None
-    return Registry(data, path)
+    from kb.dataload import read_json
+
+    return Registry(read_json(Path(path)), path)
 
 
 def load_registry(path: str | Path | None = None) -> Registry:

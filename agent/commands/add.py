@@ -510,18 +510,14 @@ def _from_plan(A: Any, draft: Draft, path: Path, fixed_by: str | None, no_input:
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"--from-ask {path}: no such file") from None
-    except OSError as exc:
-        raise InputError(f"--from-ask {path}: cannot read ({exc.strerror})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        line = getattr(exc, "lineno", None)
-        where = f"{path}:{line}" if line else str(path)
-        raise InputError(
-            f"--from-ask {where}: not JSON; save it with `deploykb ask --json`"
-        ) from None
+    from kb.dataload import read_json
+
+    return read_json(
+        path,
+        error=InputError,
+        origin=f"--from-ask {path}",
+        not_json="not JSON; save it with `deploykb ask --json`",
+    )
 
 
 def _model_facts(model: str, warnings: list[str]) -> Draft:
