@@ -169,17 +169,14 @@ def _short(text: str, n: int = 60) -> str:
 _PIP_PIN = re.compile(r"^[A-Za-z0-9][\w.-]*(?:\[[\w,.-]+\])?(?:==|>=|<=|~=|!=|===)[\w.*+!-]+$")
 
 
-def pins_of(command: str, registry: Registry | None = None) -> tuple[str, ...]:
+def pins_of(config: LaunchConfig) -> tuple[str, ...]:
     """The container image (``docker run ... org/image:tag``) and the package pins
-    (``flashinfer-python==0.6.1``) a command line names, as written."""
-    from agent.flags import docker_image
-
+    (``flashinfer-python==0.6.1``) a parsed command names, as written."""
     try:
-        tokens = shlex.split(command, comments=False, posix=True)
+        tokens = shlex.split(config.raw, comments=False, posix=True)
     except ValueError:
-        tokens = command.split()
-    image = docker_image(command, registry=registry)
-    out = [image] if image else []
+        tokens = config.raw.split()
+    out = [config.image] if config.image else []
     out += [t for t in tokens if _PIP_PIN.match(t)]
     return tuple(dict.fromkeys(out))
 
@@ -197,6 +194,8 @@ def command_changes(
     command it comes from: the working one for additions and changes, the failing one for
     removals.
     """
+    from agent.flags import flags_in
+
     if registry is None:
         from agent.registry import load_registry
 
@@ -209,13 +208,7 @@ def command_changes(
         )
     fw = fw_b or fw_a
 
-    def by_name(cfg: LaunchConfig) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for flag in cfg.flags:
-            out[registry.canonical(flag.name, fw) if fw else flag.name] = flag  # last one wins
-        return out
-
-    old, new = by_name(failing), by_name(working)
+    old, new = flags_in(failing, fw, registry), flags_in(working, fw, registry)
     changes: list[FlagChange] = []
     for name, flag in new.items():
         before = old.get(name)
@@ -240,8 +233,8 @@ def command_changes(
         if name not in env_new:
             changes.append(FlagChange("env", "remove", name, value, text=f"{name}={value}"))
 
-    pins_old = set(pins_of(failing.raw, registry))
-    for pin in pins_of(working.raw, registry):
+    pins_old = set(pins_of(failing))
+    for pin in pins_of(working):
         if pin not in pins_old:
             changes.append(FlagChange("pin", "add", pin, None, text=pin))
     return tuple(changes)
@@ -290,11 +283,9 @@ def fix_from_commands(
     return fix
 
 
-def draft_from_command(cfg: LaunchConfig, registry: Registry | None = None) -> Draft:
+def draft_from_command(cfg: LaunchConfig) -> Draft:
     """What a launch command says about the deployment: framework, model, GPU count (its
     tensor-parallel size), quantization, and the version when it runs a framework's image."""
-    from agent.flags import docker_image
-
     count = None
     quant = None
     for flag in cfg.flags:
@@ -303,7 +294,7 @@ def draft_from_command(cfg: LaunchConfig, registry: Registry | None = None) -> D
         if flag.name == "--quantization" and flag.value:
             quant = flag.value
     version = None
-    image = docker_image(cfg.raw, registry=registry) if cfg.raw else None
+    image = cfg.image
     if image:
         repo, _, tag = image.split("@", 1)[0].rpartition(":")
         if repo and "/" not in tag:

@@ -228,7 +228,8 @@ def command_diff(
     the user's flags and variables the working command does not have, to remove (when ``working``
     is not ``complete``, only the flags its record lists, each removal says so in its note).
     Descriptive flags (see ``data/differential.json``) come back apart from the behavioural ones."""
-    from agent.flags import diff, diff_with_notes, render_flag
+    from agent.flags import diff_changes
+    from agent.flags.diff import translate
     from agent.registry import load_registry
     from kb.frameworks import normalise_framework
 
@@ -236,14 +237,10 @@ def command_diff(
     src = normalise_framework(working.framework or working_framework)
     dst = normalise_framework(current.framework) or src
     src = src or dst
-    fix = Fix(
-        add=tuple(render_flag(f, src, registry=reg) for f in working.flags),
-        env=tuple(f"{k}={v}" for k, v in working.env),
-    )
-    changes, notes = diff_with_notes(current, fix, finding_framework=src, target_framework=dst)
+    adds = _as_changes(working, src, reg)
+    changes, notes = diff_changes(current, adds, source_framework=src, target_framework=dst)
     out = list(changes)
-    target = diff(None, fix, finding_framework=src, target_framework=dst)
-    names = {(c.kind, c.name) for c in target}
+    names = {(c.kind, c.name) for c in translate(adds, src, dst, reg, None, [])}
     note = None if complete else UNLISTED
     for f in current.flags:
         if ("flag", f.name) not in names:
@@ -268,6 +265,21 @@ def command_diff(
     desc = tuple(c for c in desc if c in out)
     behav = tuple(c for c in out if c not in desc)
     return CommandDiff(desc, behav, kept_notes)
+
+
+def _as_changes(working: LaunchConfig, framework: str | None, reg) -> list[FlagChange]:
+    """The working command's flags and variables as changes that add them, in its own terms."""
+    from agent.flags import render_flag
+
+    flags = [
+        FlagChange("flag", "add", f.name, f.value, text=render_flag(f, framework, registry=reg))
+        for f in working.flags
+    ]
+    env = [
+        FlagChange("env", "add", reg.canonical_env(k, framework), v, text=f"{k}={v}")
+        for k, v in working.env
+    ]
+    return flags + env
 
 
 # --- what was tried --------------------------------------------------------------------------
@@ -459,11 +471,14 @@ def evidence_candidates(
     Left out: what the user's command already has, what a diff candidate already covers."""
     from agent.components import label, of_finding
     from agent.context import sm_similarity
-    from agent.flags import diff
+    from agent.flags import diff_changes
+    from kb.frameworks import normalise_framework
 
     wcomps = of_finding(working)
     if not wcomps or not ctx.sm or ctx.command is None:
         return ()
+    dst = ctx.command.framework or normalise_framework(framework)
+    src = normalise_framework(framework) or dst
     skip = set(exclude) | {working.id}
     covered = {(c.change.kind, c.change.name) for c in have}
     out: dict[tuple[str, str, str | None], Candidate] = {}
@@ -481,7 +496,10 @@ def evidence_candidates(
                 continue
             if (change.kind, change.name) in covered:
                 continue
-            if not diff(ctx.command, Fix(add=(change.text,)), finding_framework=framework):
+            needed, _ = diff_changes(
+                ctx.command, [change], source_framework=src, target_framework=dst
+            )
+            if not needed:
                 continue  # the user's command already has it
             ev = evidence(
                 change, findings, classes=classes, components=components, framework=framework
