@@ -1,6 +1,6 @@
 """Symptom classes of an error line, by the class rules of ``data/triage.json``.
 
-One rule set serves both sides of a match: the log triage of ``ask`` (``agent.triage``) and the
+One rule set serves both sides of a match: the log triage of ``ask`` (``agent.logs``) and the
 free-form findings parser (``kb.parse``), so a line gets the same class wherever it comes from.
 """
 

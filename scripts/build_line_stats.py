@@ -27,7 +27,7 @@ OUT = ROOT / "data" / "line_stats.json"
 
 def _line_tokens(texts):
     from agent import match as M
-    from agent.triage import signature
+    from agent.logs import signature
 
     return [M.tokens(signature(t)) for t in texts]
 
@@ -36,7 +36,7 @@ def corpus() -> tuple[list[tuple[str, list[frozenset[str]]]], dict]:
     """(failure key, token sets of its lines) for every document. Documents about the same failure
     (a finding, the logs the public evaluation maps to it, dev reports that expect it) share a key,
     so that a word counts once per failure, not once per copy of one log."""
-    from agent.triage import triage
+    from agent.logs import triage
     from kb.parse import parse_file
     from scripts.heldout import load_reports, part
 

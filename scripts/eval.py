@@ -167,7 +167,7 @@ def build_index(db_path: Path):
 def query_context(q: dict):
     """The context a user would pass as options; a value the tool rejects is dropped, as the user
     would drop it after the error."""
-    from agent.ask import build_context
+    from agent.answer import build_context
     from kb.errors import DeployKBError
 
     opts = {k: q.get(k) for k in ("model", "arch", "quant", "gpu", "framework", "cmd")}
@@ -191,7 +191,7 @@ def query_context(q: dict):
 def run(
     queries: list[dict], db, *, detail: bool = False, modes: dict | None = None
 ) -> dict[str, list[dict]]:
-    from agent.ask import answer
+    from agent.answer import answer
     from agent.search import Searcher
 
     searcher = Searcher(db)

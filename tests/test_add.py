@@ -11,10 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 import agent.cli  # noqa: F401  (registers every command)
-from agent import add as A
-from agent.app import app
+from agent import draft as A
+from agent.checks import lint_paths
+from agent.cli.app import app
 from agent.flags import parse_command
-from agent.lint import lint_paths
 from kb.errors import InputError
 from kb.parse import parse_file, parse_text
 from kb.records import Fix, SalientLine, Symptom, Triage
@@ -580,7 +580,7 @@ def test_symptoms_from_triage_skip_pasted_commands_and_context():
 
 
 def test_symptom_option_takes_a_class_or_words_that_name_one():
-    from agent.triage import classify
+    from agent.logs import classify
 
     assert A.parse_symptom("oom: CUDA out of memory", classify) == Symptom(
         "oom", "CUDA out of memory"

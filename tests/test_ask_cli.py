@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 import agent.cli  # noqa: F401  (registers the commands)
-from agent.app import app
+from agent.cli.app import app
 
 pytestmark = pytest.mark.model
 

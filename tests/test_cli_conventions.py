@@ -22,7 +22,7 @@ import pytest
 from typer.testing import CliRunner
 
 import agent.cli  # noqa: F401  (registers the commands)
-from agent.app import app
+from agent.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_FINDINGS = Path(__file__).parent / "fixtures" / "kb" / "findings"
@@ -185,7 +185,7 @@ def _on_a_terminal(args: list[str], typed: bytes, tmp_path: Path) -> subprocess.
 
 
 def test_triage_dash_on_a_terminal_says_it_waits_then_reads_until_ctrl_d(tmp_path):
-    from agent.streams import STDIN_PROMPT
+    from agent.cli.streams import STDIN_PROMPT
 
     typed = b"RuntimeError: CUDA error: an illegal memory access was encountered\n\x04"
     done = _on_a_terminal(["triage", "-"], typed, tmp_path)
@@ -197,7 +197,7 @@ def test_triage_dash_on_a_terminal_says_it_waits_then_reads_until_ctrl_d(tmp_pat
 
 
 def test_ask_dash_on_a_terminal_says_it_waits(tmp_path):
-    from agent.streams import STDIN_PROMPT
+    from agent.cli.streams import STDIN_PROMPT
 
     done = _on_a_terminal(["ask", "-"], b"\x04", tmp_path)  # Ctrl-D at once: nothing pasted
     assert done.stderr.splitlines()[0] == STDIN_PROMPT
@@ -206,7 +206,7 @@ def test_ask_dash_on_a_terminal_says_it_waits(tmp_path):
 
 
 def test_dash_with_a_pipe_says_nothing_about_waiting(run):
-    from agent.streams import STDIN_PROMPT
+    from agent.cli.streams import STDIN_PROMPT
 
     result = run("triage", "-", input="RuntimeError: CUDA error: out of memory\n")
     assert result.exit_code == 0 and STDIN_PROMPT not in result.stderr

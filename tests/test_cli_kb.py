@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 import agent.cli  # noqa: F401  (registers the commands)
-from agent.app import app
-from agent.index import split_dirs
+from agent.cli.app import app
+from agent.cli.index import split_dirs
 from kb.parse import parse_file
 from kb.resources import shipped_findings_dir
 from kb.serialize import finding_from_dict, finding_to_dict

@@ -32,7 +32,7 @@ def _invoke(args: list[str]) -> tuple[int, str, str]:
     from typer.testing import CliRunner
 
     import agent.cli  # noqa: F401  (registers every command)
-    from agent.app import app
+    from agent.cli.app import app
 
     result = CliRunner().invoke(app, args)
     err = result.stderr

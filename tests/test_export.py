@@ -13,9 +13,9 @@ import pytest
 from markdown_it import MarkdownIt
 from typer.testing import CliRunner
 
-import agent.commands.export as export_cmd
-import agent.commands.kbcmds  # noqa: F401  (more than one command, as in the real CLI)
-from agent.app import app
+import agent.cli.commands.export as export_cmd
+import agent.cli.commands.kbcmds  # noqa: F401  (more than one command, as in the real CLI)
+from agent.cli.app import app
 from kb.errors import ExportError
 from kb.export import (
     CSV_COLUMNS,

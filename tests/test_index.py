@@ -7,7 +7,7 @@ import json
 from typer.testing import CliRunner
 
 import agent.cli  # noqa: F401  (registers every command)
-from agent.app import app
+from agent.cli.app import app
 
 TEAM_FINDING = """\
 ---

@@ -479,7 +479,7 @@ def test_free_form_symptom_classes(line: str, cls: str) -> None:
     ],
 )
 def test_free_form_findings_and_pasted_logs_class_a_line_alike(line: str) -> None:
-    from agent.triage import classify
+    from agent.logs import classify
 
     (f,) = parse_text(f"## Case\n\n```\n{line}\n```\n", "notes.md").findings
     assert [s.cls for s in f.symptoms] == [classify(line) or "crash"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.ask import propose
+from agent.answer import propose
 from agent.flags import parse_command
 from kb.records import Finding, Fix, Framework, Match, QueryContext
 
@@ -37,7 +37,7 @@ def test_without_a_command_there_is_nothing_to_compare():
 
 
 def test_a_model_path_in_the_command_names_the_serving_host_model(tmp_path):
-    from agent.ask import build_context
+    from agent.answer import build_context
     from kb.errors import ConfigFetchError
 
     warnings: list[str] = []
@@ -53,7 +53,7 @@ def test_a_model_path_in_the_command_names_the_serving_host_model(tmp_path):
 
 
 def test_framework_names_are_normalised_once_for_every_spelling():
-    from agent.ask import split_framework
+    from agent.answer import split_framework
 
     assert split_framework("sglang 0.5.9") == ("sglang", "0.5.9")
     assert split_framework("vllm==0.11.0") == ("vllm", "0.11.0")

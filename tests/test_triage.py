@@ -18,7 +18,7 @@ import pytest
 from typer.models import CommandInfo
 from typer.testing import CliRunner
 
-from agent.triage import classify, compile_rules, read_input, signature, triage
+from agent.logs import classify, compile_rules, read_input, signature, triage
 from kb.errors import DeployKBError, InputError
 from kb.records import SYMPTOM_CLASSES
 from kb.resources import data_file
@@ -624,8 +624,8 @@ def test_memory_stays_bounded_on_a_10_mb_line_nul_bytes_and_ansi(tmp_path):
 
 @pytest.fixture
 def cli(monkeypatch):
-    import agent.commands.triage  # noqa: F401  (registers `triage`)
-    from agent.app import app
+    import agent.cli.commands.triage  # noqa: F401  (registers `triage`)
+    from agent.cli.app import app
 
     if len(app.registered_commands) < 2:  # typer runs a lone command without its name
         noop = CommandInfo(name="noop", callback=lambda: None)
@@ -696,7 +696,7 @@ def test_cli_help_has_an_example(cli):
 
 
 def test_a_pasted_shell_command_is_not_the_error_it_greps_for():
-    from agent.triage import triage
+    from agent.logs import triage
 
     result = triage(
         [

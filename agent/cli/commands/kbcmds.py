@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from agent.app import DbOption, EmbedderOption, FindingsOption, JsonOption, app
-from agent.index import build_index, open_index, split_dirs
+from agent.cli.app import DbOption, EmbedderOption, FindingsOption, JsonOption, app
+from agent.cli.index import build_index, open_index, split_dirs
 from kb.paths import findings_dirs, resolve_db_path
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -141,7 +141,7 @@ def list_command(
     from kb.store import load_findings
 
     if findings:
-        from agent.index import ready_index
+        from agent.cli.index import ready_index
 
         database = ready_index(db, findings, embedder)
     else:
@@ -227,7 +227,7 @@ def _print_table(found: list[Finding], console=None) -> None:  # type: ignore[no
     from rich.table import Table
     from rich.text import Text
 
-    from agent.render import hang
+    from agent.cli.render import hang
 
     console = console or _console()
     rows = _list_rows(found)
@@ -292,7 +292,7 @@ def _print_finding(f: Finding, console=None) -> None:  # type: ignore[no-untyped
     from rich.markdown import Markdown
     from rich.text import Text
 
-    from agent.render import ShellCommand, hang, paragraphs
+    from agent.cli.render import ShellCommand, hang, paragraphs
     from kb.document import fix_strings, source_url
 
     console = console or _console()

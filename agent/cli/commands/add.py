@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from agent.app import DbOption, EmbedderOption, FindingsOption, JsonOption, app
-from agent.index import split_dirs
+from agent.cli.app import DbOption, EmbedderOption, FindingsOption, JsonOption, app
+from agent.cli.index import split_dirs
 from kb.errors import DeployKBError, InputError
 from kb.records import STATUSES, SYMPTOM_CLASSES, Fix, Symptom
 
 if TYPE_CHECKING:  # pragma: no cover
-    from agent.add import Draft, FieldRedaction
+    from agent.draft import Draft, FieldRedaction
     from kb.ingest import IngestReport
 
 ADD_HELP = """Record a new finding after a fix: derive what can be derived, ask for the rest,
@@ -146,7 +146,7 @@ def add_command(
     ] = False,
     json_out: JsonOption = False,
 ) -> None:
-    from agent import add as A
+    from agent import draft as A
 
     if log == "-" and not no_input:
         raise InputError("--log - reads the log from stdin, so prompts cannot: add --no-input")
@@ -169,8 +169,8 @@ def add_command(
     )
     if from_ask is not None:
         draft = _from_plan(A, draft, from_ask, fixed_by, no_input)
-    from agent.ask import split_framework
-    from agent.triage import classify
+    from agent.answer import split_framework
+    from agent.logs import classify
 
     fw_name, fw_version = split_framework(framework)
     draft = A.merge(
@@ -444,7 +444,7 @@ def _derive(
             draft = replace(draft, fix=A.fix_from_commands(failing, working))
 
     if log is not None:
-        from agent.triage import read_input, triage
+        from agent.logs import read_input, triage
 
         lines = (
             read_input("-", None, sys.stdin)
@@ -524,7 +524,7 @@ def _model_facts(model: str, warnings: list[str]) -> Draft:
     """Architecture and quantization from config.json; a failure to fetch is only a warning."""
     import re
 
-    from agent import add as A
+    from agent import draft as A
     from agent.context import traits_from_config
     from agent.hub import load_model_config
     from kb.errors import ConfigFetchError
@@ -548,7 +548,7 @@ def _gpu_facts(value: str) -> Draft:
     """``--gpu '8x RTX PRO 6000'`` -> name, SM and count; an unknown name is kept as written."""
     import re
 
-    from agent import add as A
+    from agent import draft as A
     from agent.context import resolve_gpu
 
     m = re.match(r"^\s*(\d+)\s*[x×*]\s*", value)
@@ -629,7 +629,7 @@ def _ask(A: Any, draft: Draft, given: dict[str, Any]) -> Draft:
         draft = replace(draft, framework_version=text("Framework version", draft.framework_version))
 
     if not given["symptoms"]:
-        from agent.triage import classify
+        from agent.logs import classify
 
         symptoms = draft.symptoms
         if symptoms:
@@ -725,7 +725,7 @@ def _report_redactions(redactions: tuple[FieldRedaction, ...]) -> None:
 def _report_lint(finding: Any, target: Path) -> None:
     """What ``deploykb lint`` will say about the new file (an unknown flag, a link that is not one),
     said now, while it is easy to fix."""
-    from agent.lint import lint_text
+    from agent.checks import lint_text
     from kb.write import render_finding
 
     path = _display(target / f"{finding.id}.md")
@@ -735,7 +735,7 @@ def _report_lint(finding: Any, target: Path) -> None:
 
 def _index(target: Path, db: Path | None, embedder: str) -> IngestReport:
     """Ingest the folder written to plus the shipped findings, so the index stays complete."""
-    from agent.index import build_index
+    from agent.cli.index import build_index
     from kb.paths import resolve_db_path
     from kb.store import open_db
 

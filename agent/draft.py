@@ -3,7 +3,7 @@
 Pure functions: a triaged log becomes symptoms, two parsed launch commands become a ``Fix``, a
 saved ``ask --json`` answer becomes defaults, the options and the derived facts become a draft,
 and the draft becomes a redacted ``Finding`` whose file parses back to the same record. The
-command in ``agent/commands/add.py`` does the I/O (reading the log, the Hub, nvidia-smi, prompts,
+command in ``agent/cli/commands/add.py`` does the I/O (reading the log, the Hub, nvidia-smi, prompts,
 writing and indexing) around them.
 """
 

@@ -205,7 +205,7 @@ def answer(
     use: tuple[str, ...] = ("lines", "bm25", "embedding"),
 ) -> Answer:
     """Triage the input, retrieve, decide confidence, and turn each match into flag changes."""
-    from agent.triage import triage as run_triage
+    from agent.logs import triage as run_triage
 
     warnings = list(warnings or [])
     head = _Head(lines)
