@@ -7,13 +7,13 @@ dependencies (database, searcher, httpx client) as parameters.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 
 from agent import match as M
 from agent.search import Searcher
 from kb.errors import ConfigFetchError, InputError, ModelNotFoundError
+from kb.frameworks import split_framework
 from kb.records import Answer, ArchTraits, Finding, LaunchConfig, Proposal, QueryContext, Triage
 
 HEAD_CHARS = 8000  # of the raw input kept for question-style queries (the rest is streamed)
@@ -56,19 +56,6 @@ class _Head:
         return "".join(p if p.endswith("\n") else p + "\n" for p in self.parts)[:HEAD_CHARS]
 
 
-def split_framework(value: str | None) -> tuple[str | None, str | None]:
-    """'sglang 0.5.9' -> ('sglang', '0.5.9'); 'vllm==0.11.0' -> ('vllm', '0.11.0');
-    'SGLang-0.5.9' or 'lmsysorg/sglang:v0.5.9' -> ('sglang', ...): the name through the registry's
-    one normaliser, the version as written after it."""
-    from kb.frameworks import normalise_framework
-
-    if not value or not value.strip():
-        return None, None
-    m = re.match(r"\s*([A-Za-z0-9][\w./:-]*?)(?:\s*(?:==|@|\s|-(?=\d)|:v?(?=\d))\s*(.+))?\s*$", value)
-    name, version = (m.group(1), m.group(2)) if m else (value.strip(), None)
-    return normalise_framework(name) or name.lower(), (version or None)
-
-
 def build_context(
     *,
     model: str | None = None,
@@ -88,7 +75,7 @@ def build_context(
     Raises for bad input (unknown GPU, unparsable command, a model the Hub says does not exist);
     a network failure only adds a warning.
     """
-    from agent.context import detect_gpu, resolve_gpu, traits_for_model_type, traits_from_config
+    from agent.context import detect_gpu, resolve_gpu, traits_for_model_type
     from agent.flags import parse_command
 
     command: LaunchConfig | None = None
@@ -132,9 +119,7 @@ def build_context(
     traits: ArchTraits | None = None
     if model:
         # a path in --cmd names the model on the serving host, which need not be this machine
-        traits = _model_traits(
-            model, client, warnings, traits_from_config, strict=model == given_model
-        )
+        traits = _model_traits(model, client, warnings, strict=model == given_model)
     if arch:
         given = traits_for_model_type(arch)
         traits = given if traits is None else replace(traits, model_type=arch)
@@ -170,26 +155,18 @@ def build_context(
     )
 
 
-def _model_traits(model, client, warnings, traits_from_config, *, strict: bool) -> ArchTraits | None:
+def _model_traits(model: str, client, warnings: list[str], *, strict: bool) -> ArchTraits | None:
     """Architecture traits from the model's config.json. ``strict`` (the user named the model
-    with --model): a local path that does not exist is an error; otherwise it is a name only."""
-    from pathlib import Path
+    with --model): a local path that does not exist is an error; otherwise it is a name only.
+    A Hub config that cannot be fetched is a warning; a local one that cannot be read, an error."""
+    from agent.hub import model_context, model_reference
 
-    from agent.hub import load_model_config
-
-    exists = Path(model).expanduser().exists()
-    looks_local = exists or model.startswith(("/", "./", "../", "~"))
-    looks_hub = not looks_local and bool(re.fullmatch(r"[\w.-]+/[\w.-]+", model))
-    if looks_local and not exists and not strict:
-        return None
-    if not (looks_local or looks_hub):
-        return None  # a bare name: matched by name only
     try:
-        return traits_from_config(load_model_config(model, client=client))
+        return model_context(model, client=client, must_exist=strict)
     except ModelNotFoundError:
         raise
     except ConfigFetchError as exc:
-        if looks_local:
+        if model_reference(model) != "hub":
             raise
         warnings.append(f"{exc}; matching without the model's architecture")
         return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kb.frameworks import normalise_framework
+from kb.frameworks import normalise_framework, split_framework
 
 
 @pytest.mark.parametrize(
@@ -23,3 +23,13 @@ from kb.frameworks import normalise_framework
 )
 def test_normalise_framework(text, expected) -> None:
     assert normalise_framework(text) == expected
+
+
+def test_framework_names_are_normalised_once_for_every_spelling():
+    assert split_framework("sglang 0.5.9") == ("sglang", "0.5.9")
+    assert split_framework("vllm==0.11.0") == ("vllm", "0.11.0")
+    assert split_framework("SGLang-0.5.9") == ("sglang", "0.5.9")
+    assert split_framework("lmsysorg/sglang:v0.5.9") == ("sglang", "0.5.9")
+    assert split_framework("1Cat-vLLM 0.0.3") == ("vllm", "0.0.3")
+    assert split_framework("trtllm") == ("tensorrt-llm", None)
+    assert split_framework("  ") == (None, None)

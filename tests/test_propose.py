@@ -50,15 +50,3 @@ def test_a_model_path_in_the_command_names_the_serving_host_model(tmp_path):
 
     with pytest.raises(ConfigFetchError, match="no such file or directory"):
         build_context(model=str(tmp_path / "missing"), detect=False, warnings=warnings)
-
-
-def test_framework_names_are_normalised_once_for_every_spelling():
-    from agent.answer import split_framework
-
-    assert split_framework("sglang 0.5.9") == ("sglang", "0.5.9")
-    assert split_framework("vllm==0.11.0") == ("vllm", "0.11.0")
-    assert split_framework("SGLang-0.5.9") == ("sglang", "0.5.9")
-    assert split_framework("lmsysorg/sglang:v0.5.9") == ("sglang", "0.5.9")
-    assert split_framework("1Cat-vLLM 0.0.3") == ("vllm", "0.0.3")
-    assert split_framework("trtllm") == ("tensorrt-llm", None)
-    assert split_framework("  ") == (None, None)

@@ -106,7 +106,6 @@ EmbedderOption = Annotated[
 ]
 
 
-
 def _version(value: bool) -> None:
     if value:
         from kb import __version__

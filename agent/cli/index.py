@@ -197,3 +197,15 @@ def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "a
     with write_transaction(database, on_wait=_say_waiting):
         set_meta(database, findings_fingerprint=fingerprint)
     return database
+
+
+def index_with_shipped(folder: Path, db: Path | None, embedder: str = "auto") -> IngestReport:
+    """Ingest ``folder`` plus the shipped findings (so the index stays complete), as ``add``
+    does after writing a finding there."""
+    from kb.store import open_db
+
+    database = open_db(resolve_db_path(db))
+    try:
+        return build_index(database, findings_dirs([folder]), embedder)
+    finally:
+        database.close()

@@ -337,7 +337,11 @@ def render_answer(a: Answer, console) -> None:
             "[bold yellow]No close match.[/bold yellow] "
             f"{escape(a.verdict)}.\n\nNearest: {escape(f.title)}"
         )
-    lines: list = [header, f"[dim]{f.id} · status {f.status} · score {best.match.score:.2f}[/dim]", ""]
+    lines: list = [
+        header,
+        f"[dim]{f.id} · status {f.status} · score {best.match.score:.2f}[/dim]",
+        "",
+    ]
     lines.append("[bold]Why it matches[/bold]")
     lines += [hang("  • ", escape(r)) for r in best.match.reasons] or ["  • (weak evidence)"]
     if f.root_cause:

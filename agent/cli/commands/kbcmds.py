@@ -15,10 +15,8 @@ from agent.cli.index import build_index, open_index, split_dirs
 from kb.paths import findings_dirs, resolve_db_path
 
 if TYPE_CHECKING:  # pragma: no cover
-
     from kb.ingest import IngestReport
     from kb.records import Finding
-
 
 
 # --- ingest --------------------------------------------------------------------------------------
@@ -192,9 +190,7 @@ def _print_coverage(found: list[Finding], json_out: bool) -> None:
     for fam, desc, n in cov.families:
         table.add_row(fam, str(n) if n >= 5 else f"[yellow]{n}[/yellow]", desc)
     console.print(table)
-    console.print(
-        "\nGPU generations: " + ", ".join(f"{g} {n}" for g, n in cov.generations)
-    )
+    console.print("\nGPU generations: " + ", ".join(f"{g} {n}" for g, n in cov.generations))
     console.print("Frameworks: " + ", ".join(f"{fw} {n}" for fw, n in cov.frameworks))
     console.print(
         f"{cov.total} findings, {cov.working_deployments} working deployments with their command"
