@@ -447,7 +447,7 @@ def _ingest_locked(
             continue
         if row is not None:
             updated += 1
-        store.write_finding(
+        store.put_finding(
             db,
             finding,
             path=f.key,
@@ -535,7 +535,7 @@ def _nothing_to_do(
     tables = set(db.table_names())
     if not {"findings", "embeddings", "meta"} <= tables:
         return None
-    if store.get_meta(db, "schema_version") != store.SCHEMA_VERSION:
+    if store.get_meta(db, "schema_version") != store.INDEX_SCHEMA_VERSION:
         return None  # a migration is due: the locked path does it
     name = embedder_name or store.get_meta(db, "model")
     if name is None or store.get_meta(db, "model") != name:

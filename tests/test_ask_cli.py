@@ -358,7 +358,7 @@ def test_missing_index_is_built(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("key", ["parser_version", "schema_version"])
 def test_stale_index_is_rebuilt(db, key):
-    from kb.store import SCHEMA_VERSION, check_index, index_status, open_db
+    from kb.store import INDEX_SCHEMA_VERSION, check_index, index_status, open_db
     from kb.versions import PARSER_VERSION
 
     stale = open_db(db)
@@ -367,7 +367,7 @@ def test_stale_index_is_rebuilt(db, key):
         stale.execute("UPDATE findings SET content_hash = 'from-an-older-parser'")
     model = index_status(stale)["model"]
     stale.close()
-    before = {"parser_version": PARSER_VERSION, "schema_version": SCHEMA_VERSION, key: "0"}
+    before = {"parser_version": PARSER_VERSION, "schema_version": INDEX_SCHEMA_VERSION, key: "0"}
 
     result = ask(ASSERT, "--db", db, "--json")
     assert result.exit_code == 0
@@ -379,7 +379,7 @@ def test_stale_index_is_rebuilt(db, key):
     rebuilt = open_db(db)
     check_index(rebuilt, model)
     status = index_status(rebuilt)
-    assert (status["parser_version"], status["schema_version"]) == (PARSER_VERSION, SCHEMA_VERSION)
+    assert (status["parser_version"], status["schema_version"]) == (PARSER_VERSION, INDEX_SCHEMA_VERSION)
     assert status["count"] > 40
 
 

@@ -16,7 +16,7 @@ from agent.cli.index import split_dirs
 from kb.parse import parse_file
 from kb.resources import shipped_findings_dir
 from kb.serialize import finding_from_dict, finding_to_dict
-from kb.store import SCHEMA_VERSION
+from kb.store import INDEX_SCHEMA_VERSION
 
 QWEN = "qwen-moe-nvfp4-sm120-garbage"
 DSV3 = "dsv3-fp8-b200-illegal-memory-access"
@@ -288,7 +288,7 @@ def test_show_on_a_stale_index(indexed):
     result = indexed("show", DSV3)
     assert result.exit_code == 3
     assert result.stderr == (
-        f"Error: index at {indexed.db} was built by schema {SCHEMA_VERSION}, parser 0-old, "
+        f"Error: index at {indexed.db} was built by schema {INDEX_SCHEMA_VERSION}, parser 0-old, "
         "model hash-64; run `deploykb ingest`\n"
     )
 

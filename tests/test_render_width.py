@@ -145,7 +145,7 @@ def test_corrected_command_wraps_between_words_and_pastes_as_one_command(cli, wi
 
 
 def test_shell_lines_never_break_inside_quotes():
-    from agent.cli.render import shell_lines
+    from agent.cli.terminal import shell_lines
 
     cmd = "vllm serve m --chat-template '{% for m in messages %}{{ m.content }}{% endfor %}' --tp 8"
     lines = shell_lines(cmd, 30)

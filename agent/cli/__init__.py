@@ -26,8 +26,10 @@ from agent.cli.commands import (  # noqa: E402,F401  (each registers its command
     add,
     ask,
     export,
-    kbcmds,
+    ingest,
     lint,
+    listing,
+    show,
     triage,
 )
 

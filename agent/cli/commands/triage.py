@@ -94,7 +94,7 @@ def render_triage(result: Triage, console: Console) -> None:
     ``grep`` finds it whole."""
     from rich.text import Text
 
-    from agent.cli.render import hang
+    from agent.cli.terminal import hang
 
     def indented(text: Text) -> None:
         if console.is_terminal:
