@@ -18,13 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from kb.errors import CommandParseError, FindingError, InputError, located
 from kb.records import STATUSES, SYMPTOM_CLASSES
 
 if TYPE_CHECKING:  # pragma: no cover
     from agent.registry import Registry
+    from kb.parse import FrontMatter
 
 ERROR = "error"
 WARNING = "warning"
@@ -77,7 +76,7 @@ class LintReport:
 
 def lint_text(text: str, path: str, registry: Registry | None = None) -> FileLint:
     """Every problem in one finding file (front matter or free-form notes)."""
-    from kb.parse import MAX_BYTES, parse_text
+    from kb.parse import MAX_BYTES, finding_from_front_matter, parse_text, read_front_matter
     from kb.redact import find_secrets
 
     path = str(path)
@@ -96,70 +95,36 @@ def lint_text(text: str, path: str, registry: Registry | None = None) -> FileLin
             "(`deploykb add` redacts automatically)",
         )
 
-    lines = text.split("\n")
-    front = _front_matter(lines)
-    ids: list[tuple[str, int | None]] = []
-    data: Any = None
-    keys: dict[str, int] = {}
-    if front is not None:
-        try:
-            data, keys = _load(front, path)
-        except FindingError:
-            data = None  # the parser below reports it with its line
-        if isinstance(data, Mapping):
-            _check_fields(data, keys, out, registry)
-            fid = data.get("id")
-            if isinstance(fid, str) and fid.strip():
-                ids.append((fid.strip(), keys.get("id")))
-
     try:
-        result = parse_text(text, path)
+        front = read_front_matter(text, path)
     except FindingError as exc:
-        if not out.has_error_at(exc.line or 1):
-            out.error(exc.line, exc.message)
-    else:
-        for w in result.warnings:
-            if front is not None and "does not match the file name" in w.message:
-                continue  # reported as an error above
+        return FileLint(_with_parse_error(out, exc))
+    ids: list[tuple[str, int | None]] = []
+    if front is not None and isinstance(front.data, Mapping):
+        _check_fields(front.data, front.lines, out, registry)
+        ids += _front_id(front)
+    try:
+        result = finding_from_front_matter(front, path) if front else parse_text(text, path)
+    except FindingError as exc:
+        return FileLint(_with_parse_error(out, exc), tuple(ids))
+    if front is None:
+        ids += [(f.id, f.line) for f in result.findings]
+    for w in result.warnings:
+        if w.code != "id-mismatch":  # an error here, reported by _check_fields
             out.warning(w.line, w.message)
-        if front is None:
-            ids += [(f.id, f.line) for f in result.findings]
     return FileLint(out.sorted(), tuple(ids))
 
 
-def _front_matter(lines: list[str]) -> list[str] | None:
-    """The YAML lines between the opening and closing ``---``, or None without front matter."""
-    if not lines or lines[0].rstrip() != "---":
-        return None
-    for i in range(1, len(lines)):
-        if lines[i].rstrip() == "---":
-            return lines[1:i]
-    return None
+def _with_parse_error(out: _Collector, exc: FindingError) -> tuple[Problem, ...]:
+    """The problems with what the parser rejects, unless a check said it at that line already."""
+    if not out.has_error_at(exc.line or 1):
+        out.error(exc.line, exc.message)
+    return out.sorted()
 
 
-def _load(front: list[str], path: str) -> tuple[Any, dict[str, int]]:
-    """The front matter as data, and the file line of every key and list item
-    (``"status"``, ``"fix.add.0"``, ``"symptoms.1.class"``; the YAML starts on line 2).
-    Read by the parser's bounded safe loader; raises ``FindingError``."""
-    from kb.parse import load_yaml
-
-    data, node = load_yaml("\n".join(front), path, 2)
-    keys: dict[str, int] = {}
-
-    def walk(n: Any, prefix: str) -> None:
-        if isinstance(n, yaml.MappingNode):
-            for k, v in n.value:
-                name = f"{prefix}{k.value}"
-                keys.setdefault(name, k.start_mark.line + 2)
-                walk(v, name + ".")
-        elif isinstance(n, yaml.SequenceNode):
-            for i, item in enumerate(n.value):
-                keys[f"{prefix}{i}"] = item.start_mark.line + 2
-                walk(item, f"{prefix}{i}.")
-
-    if node is not None:
-        walk(node, "")
-    return data, keys
+def _front_id(front: FrontMatter) -> list[tuple[str, int | None]]:
+    fid = front.data.get("id")
+    return [(fid.strip(), front.lines.get("id"))] if isinstance(fid, str) and fid.strip() else []
 
 
 class _Collector:

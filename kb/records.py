@@ -125,6 +125,7 @@ class ParseWarning:
     path: str
     line: int | None
     message: str
+    code: str  # what kind: "id-mismatch", "yaml-comment", "free-form-missing"
 
     def __str__(self) -> str:
         from kb.errors import located
