@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from agent.flags.fixitems import parse_fix_item
 from agent.flags.launch import flags_in
@@ -20,15 +21,7 @@ from kb.frameworks import normalise_framework
 from kb.records import Fix, Flag, FlagChange, LaunchConfig
 
 
-def diff(
-    current: LaunchConfig | None,
-    fix: Fix,
-    *,
-    finding_framework: str | None = None,
-    target_framework: str | None = None,
-    registry: Registry | None = None,
-    target_version: str | None = None,
-) -> tuple[FlagChange, ...]:
+def diff(current: LaunchConfig | None, fix: Fix, **options: Any) -> tuple[FlagChange, ...]:
     """What to change in ``current`` to apply a finding's ``fix``.
 
     Flags absent from ``current`` are "add", present with another value "change" (``old`` holds
@@ -39,16 +32,10 @@ def diff(
     from the target (``target_framework``, else the command's framework) the fix is translated
     and ``note`` says so; items with no equivalent are left out (see :func:`diff_with_notes`).
     With ``target_version`` (e.g. ``"0.5.9"``) flags are spelled as that release of the target
-    framework accepts them, and ``note`` warns about a flag or value that release lacks.
+    framework accepts them, and ``note`` warns about a flag or value that release lacks. The
+    keyword ``options`` are those of :func:`diff_with_notes`.
     """
-    return diff_with_notes(
-        current,
-        fix,
-        finding_framework=finding_framework,
-        target_framework=target_framework,
-        registry=registry,
-        target_version=target_version,
-    )[0]
+    return diff_with_notes(current, fix, **options)[0]
 
 
 def diff_with_notes(

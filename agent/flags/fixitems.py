@@ -190,16 +190,7 @@ def _image(s: str, action: str, note: str | None, fw: str | None, reg: Registry)
     if not (im and (im.group(2) or im.group(3)) and ("/" in im.group(1) or im.group(2))):
         return None
     value = im.group(2) or im.group(3)
-    return (
-        FlagChange(
-            kind="pin",
-            action=action,
-            name=im.group(1),
-            value=value,
-            text=s,
-            note=f"image ({note})" if note else "image",
-        ),
-    )
+    return (FlagChange("pin", action, im.group(1), value, text=s, note=_labelled("image", note)),)
 
 
 def _config_line(s: str, action: str, note: str | None, fw: str | None, reg: Registry) -> _Changes:
@@ -208,16 +199,12 @@ def _config_line(s: str, action: str, note: str | None, fw: str | None, reg: Reg
     if not cm:
         return None
     value = cm.group(2).strip().strip("'\"")
-    return (
-        FlagChange(
-            kind="flag",
-            action=action,
-            name=cm.group(1),
-            value=value,
-            text=s,
-            note=f"config ({note})" if note else "config",
-        ),
-    )
+    return (FlagChange("flag", action, cm.group(1), value, text=s, note=_labelled("config", note)),)
+
+
+def _labelled(label: str, note: str | None) -> str:
+    """The kind of item a change was read from, with the item's own note: ``image (cu130)``."""
+    return f"{label} ({note})" if note else label
 
 
 def _kwargs(s: str, action: str, note: str | None, fw: str | None, reg: Registry) -> _Changes:
