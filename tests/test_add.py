@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -129,10 +130,14 @@ def test_glm5_seed_becomes_a_clean_finding(env):
 
 
 @pytest.mark.model
-def test_new_finding_is_the_top_answer_of_ask_for_the_same_log(env, monkeypatch):
-    # `ask` embeds with the bundled model, so the index is built with it (the shipped findings
-    # plus the new one) and `ask` finds it current.
+def test_new_finding_is_the_top_answer_of_ask_for_the_same_log(
+    env, monkeypatch, shipped_index_path
+):
+    # `ask` embeds with the bundled model, so the index is built with it (the shipped findings,
+    # from the session's real-model index, plus the new one) and `ask` finds it current.
     monkeypatch.setenv("DEPLOYKB_EMBEDDER", "auto")
+    (env / "state").mkdir()
+    shutil.copy(shipped_index_path, env / "state" / "kb.db")
     added = seed_add()
     assert added.exit_code == 0, added.stderr
     asked = run("ask", "--log", LOG, "--json")
