@@ -200,7 +200,12 @@ def answer(
     matches, evidence = searcher.search(query or text, tri, ctx, top=top, use=use)
     if not matches:
         return Answer(
-            False, (), tri, ctx, tuple(warnings), "the knowledge base is empty",
+            False,
+            (),
+            tri,
+            ctx,
+            tuple(warnings),
+            "the knowledge base is empty",
             notices=tuple(notices),
         )
     from agent.rank import load_ranker
@@ -283,13 +288,21 @@ def propose(match, ctx: QueryContext, version: str | None = None) -> Proposal:
     if ctx.framework and target_fw != ctx.framework:
         version = None  # the version is of the user's framework
     changes, notes = diff_with_notes(
-        ctx.command, finding.fix, finding_framework=source_fw, target_framework=target_fw,
+        ctx.command,
+        finding.fix,
+        finding_framework=source_fw,
+        target_framework=target_fw,
         target_version=version,
     )
     not_carried = tuple(n for n in notes if n.startswith(("no ", "dropped")))
     alternatives = tuple(
-        diff(ctx.command, alt, finding_framework=source_fw, target_framework=target_fw,
-             target_version=version)
+        diff(
+            ctx.command,
+            alt,
+            finding_framework=source_fw,
+            target_framework=target_fw,
+            target_version=version,
+        )
         for alt in finding.alternatives
     )
     command = apply_changes(ctx.command, changes) if ctx.command is not None else None
@@ -300,7 +313,9 @@ def propose(match, ctx: QueryContext, version: str | None = None) -> Proposal:
     )
 
 
-def _dead_ends_in(command: LaunchConfig | None, tried: tuple[str, ...], framework) -> tuple[str, ...]:
+def _dead_ends_in(
+    command: LaunchConfig | None, tried: tuple[str, ...], framework
+) -> tuple[str, ...]:
     """The items the past case tried without effect that the user's command already has."""
     if command is None or not tried:
         return ()

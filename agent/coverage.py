@@ -33,7 +33,9 @@ def families_of(finding: Finding) -> frozenset[str]:
     fams = {family_of(c) for c in of_finding(finding)}
     if any(s.cls == "oom" for s in finding.symptoms):
         fams.add("oom")
-    if (finding.hardware.sm or "").startswith("gfx") or "mi3" in (finding.hardware.gpu or "").lower():
+    if (finding.hardware.sm or "").startswith("gfx") or "mi3" in (
+        finding.hardware.gpu or ""
+    ).lower():
         fams.add("rocm")
     if finding.hardware.count and finding.hardware.count > 8:
         fams.add("multi-node")

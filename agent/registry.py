@@ -49,7 +49,8 @@ def version_tuple(text: str) -> tuple[int, ...] | None:
 def _in_ranges(version: str, runs: list) -> bool:
     v = version_tuple(version)
     return v is not None and any(
-        version_tuple(a) <= v <= version_tuple(b) for a, b in runs  # type: ignore[operator]
+        version_tuple(a) <= v <= version_tuple(b)
+        for a, b in runs  # type: ignore[operator]
     )
 
 
@@ -161,8 +162,11 @@ class Registry:
                 choices = tuple(raw.get("choices", ()))
             else:
                 aliases = tuple(
-                    s for s, e in spells.items()
-                    if s != name and latest is not None and _in_ranges(latest, e["versions"])
+                    s
+                    for s, e in spells.items()
+                    if s != name
+                    and latest is not None
+                    and _in_ranges(latest, e["versions"])
                     and not _in_ranges(latest, e.get("deprecated", []))
                 )
                 runs = raw.get("choices", [])
@@ -203,8 +207,9 @@ class Registry:
             if entry.get("to"):
                 renamed[_key(old)] = {"from": old, **entry, "registered": False}
             else:  # seen in the wild, in no release read: known, without versions
-                specs[old] = FlagSpec(name=old, framework=fw, takes_value=True,
-                                      note=entry.get("note"))
+                specs[old] = FlagSpec(
+                    name=old, framework=fw, takes_value=True, note=entry.get("note")
+                )
                 index[_key(old)] = old
         self._specs[fw] = specs
         self._index[fw] = index
@@ -298,7 +303,9 @@ class Registry:
         if not entry.get("registered"):
             return f"{fw} registers {canon}, not {entry['from']}"
         if entry.get("canonical"):
-            text = f"{entry['from']} is the {shown} {_runs_text(entry['canonical'])} name of {canon}"
+            text = (
+                f"{entry['from']} is the {shown} {_runs_text(entry['canonical'])} name of {canon}"
+            )
         else:
             text = f"{entry['from']} is a deprecated {fw} spelling of {canon}"
         if entry.get("deprecated") and entry.get("canonical"):
@@ -384,8 +391,9 @@ class Registry:
         text = spec.doc or ""
         if spec.kind == "flag":
             if not spec.takes_value:
-                kind = "switch" + (f"; {'--no-' + spec.name[2:]} turns it off" if spec.negatable
-                                   else "")
+                kind = "switch" + (
+                    f"; {'--no-' + spec.name[2:]} turns it off" if spec.negatable else ""
+                )
             elif spec.nargs == "+":
                 kind = "takes one or more values"
             elif spec.nargs == "?":
@@ -435,30 +443,48 @@ class Registry:
             return None
         shown = DISPLAY.get(fw, fw)
         if not version or not version.strip():
-            return Release(fw, None, f"{shown} version unknown: flags not checked against a release")
+            return Release(
+                fw, None, f"{shown} version unknown: flags not checked against a release"
+            )
         first = re.match(r"\s*(?:>=|≥)?\s*v?(\d+(?:\.\d+)+)", version)  # ">=0.18.0": the oldest
         want = version_tuple(first.group(1)) if first else None  # "0.25.1, torch 2.11"
         if want is None:  # "patched vLLM 0.28.0", "lmsysorg/sglang:v0.5.9", "vllm v0.17.1 in ..."
-            m = re.search(r"(?:sglang|vllm|tensorrt-llm|trt-?llm|vllm/vllm-openai(?:-rocm)?)"
-                          r"[\s:=@-]*v?(\d+(?:\.\d+)+)", version, re.I)
+            m = re.search(
+                r"(?:sglang|vllm|tensorrt-llm|trt-?llm|vllm/vllm-openai(?:-rocm)?)"
+                r"[\s:=@-]*v?(\d+(?:\.\d+)+)",
+                version,
+                re.I,
+            )
             want = version_tuple(m.group(1)) if m else None
         if want is None:
-            return Release(fw, None, f"{shown} {version.strip()} is not a release number: flags "
-                                     "not checked against a release")
+            return Release(
+                fw,
+                None,
+                f"{shown} {version.strip()} is not a release number: flags "
+                "not checked against a release",
+            )
         tuples = [(version_tuple(v), v) for v in known]
         same_minor = [v for t, v in tuples if t is not None and t[:2] == want[:2]]
         before = [v for t, v in tuples if t is not None and t <= want]
         if same_minor and not (before and version_tuple(before[-1])[:2] == want[:2]):
             before = same_minor[:1]  # 0.11.0 -> 0.11.2 when 0.11.2 is the release read
         if not before:
-            return Release(fw, None, f"{shown} {version.strip()} is older than the oldest release "
-                                     f"the flag registry read ({known[0]}): flags not checked")
+            return Release(
+                fw,
+                None,
+                f"{shown} {version.strip()} is older than the oldest release "
+                f"the flag registry read ({known[0]}): flags not checked",
+            )
         got = before[-1]
         if version_tuple(got) == want:
             return Release(fw, got)
         if got == known[-1] and want > version_tuple(got):  # type: ignore[operator]
-            return Release(fw, got, f"{shown} {version.strip()} is newer than the newest release "
-                                    f"the flag registry read; checked against {got}")
+            return Release(
+                fw,
+                got,
+                f"{shown} {version.strip()} is newer than the newest release "
+                f"the flag registry read; checked against {got}",
+            )
         return Release(fw, got, f"{shown} {version.strip()} checked against {got}")
 
     def _setting_spellings(self, canon: str, fw: str) -> list[dict]:
@@ -494,8 +520,7 @@ class Registry:
         canon, _ = self._resolve(name, fw)
         if canon is None or fw is None:
             return None
-        firsts = [e["versions"][0][0] for e in self._setting_spellings(canon, fw)
-                  if e["versions"]]
+        firsts = [e["versions"][0][0] for e in self._setting_spellings(canon, fw) if e["versions"]]
         return min(firsts, key=lambda v: version_tuple(v) or ()) if firsts else None
 
     def accepts(self, name: str, framework: str | None, version: str) -> bool:
@@ -531,8 +556,9 @@ class Registry:
                 return tuple(run["values"])
         return ()
 
-    def value_in(self, name: str, value: str | None, framework: str | None,
-                 version: str) -> str | None:
+    def value_in(
+        self, name: str, value: str | None, framework: str | None, version: str
+    ) -> str | None:
         """``value`` as release ``version`` accepts it: a value alias that release knows
         (``--attention-backend dsa`` is ``nsa`` up to SGLang 0.5.12), else ``value``."""
         if value is None:
@@ -551,8 +577,9 @@ class Registry:
         low = {c.lower(): c for c in choices}
         return low.get(value.lower(), value)
 
-    def version_issues(self, name: str, value: str | None, framework: str | None,
-                       version: str) -> tuple[VersionIssue, ...]:
+    def version_issues(
+        self, name: str, value: str | None, framework: str | None, version: str
+    ) -> tuple[VersionIssue, ...]:
         """What release ``version`` says about ``name value``: missing there (with the release
         it first appears in or was removed in), spelled otherwise, or a value it rejects."""
         fw = self._fwname(framework)
@@ -567,8 +594,11 @@ class Registry:
             if first and version_tuple(first) > version_tuple(version):  # type: ignore[operator]
                 why = f"{canon.split('.', 1)[0]} first appears in {DISPLAY.get(fw, fw)} {first}"
             else:
-                last = max((e["versions"][-1][1] for e in self._setting_spellings(canon, fw)),
-                           key=lambda v: version_tuple(v) or (), default=None)
+                last = max(
+                    (e["versions"][-1][1] for e in self._setting_spellings(canon, fw)),
+                    key=lambda v: version_tuple(v) or (),
+                    default=None,
+                )
                 why = f"{canon} is not in {shown}" + (f" (last in {last})" if last else "")
             return (VersionIssue("missing", f"{why}; {shown} does not accept {written}"),)
         out: list[VersionIssue] = []
@@ -579,9 +609,12 @@ class Registry:
             fixed = self.value_in(written, value, fw, version)
             if fixed not in choices:
                 shown_choices = ", ".join(choices[:14]) + (", ..." if len(choices) > 14 else "")
-                out.append(VersionIssue(
-                    "choice", f"{shown} does not accept {here} {value} (choices: {shown_choices})"
-                ))
+                out.append(
+                    VersionIssue(
+                        "choice",
+                        f"{shown} does not accept {here} {value} (choices: {shown_choices})",
+                    )
+                )
         return tuple(out)
 
     # --- environment variables, packages, images ---------------------------------------------
@@ -596,7 +629,7 @@ class Registry:
         block = self._fw[fw]
         for old, new in block.get("env_prefix_aliases", {}).items():
             if name.startswith(old):
-                name = new + name[len(old):]
+                name = new + name[len(old) :]
         entry = _env_vars(block).get(name, {})
         return entry.get("renamed_to", name)
 
@@ -704,8 +737,11 @@ class Registry:
             out_value = value
             if "values" in eq:
                 row = next(
-                    (r for r in eq["values"] if src in r and dst in r
-                     and self.same_value(name, r[src], value, src)),
+                    (
+                        r
+                        for r in eq["values"]
+                        if src in r and dst in r and self.same_value(name, r[src], value, src)
+                    ),
                     None,
                 )
                 if row is None:

@@ -22,7 +22,9 @@ from kb.document import source_url
 from kb.errors import ExportError
 from kb.records import Finding
 
-EXPORT_SCHEMA_VERSION = 3  # 3: status "works-with-flags" as in the findings (was "works with flags"); 2: "conflicting"
+EXPORT_SCHEMA_VERSION = (
+    3  # 3: status "works-with-flags" as in the findings (was "works with flags"); 2: "conflicting"
+)
 
 FORMATS = ("md", "csv", "json", "html")
 

@@ -32,6 +32,8 @@ def split_framework(value: str | None) -> tuple[str | None, str | None]:
     :func:`normalise_framework`, the version as written after it."""
     if not value or not value.strip():
         return None, None
-    m = re.match(r"\s*([A-Za-z0-9][\w./:-]*?)(?:\s*(?:==|@|\s|-(?=\d)|:v?(?=\d))\s*(.+))?\s*$", value)
+    m = re.match(
+        r"\s*([A-Za-z0-9][\w./:-]*?)(?:\s*(?:==|@|\s|-(?=\d)|:v?(?=\d))\s*(.+))?\s*$", value
+    )
     name, version = (m.group(1), m.group(2)) if m else (value.strip(), None)
     return normalise_framework(name) or name.lower(), (version or None)

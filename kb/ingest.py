@@ -329,7 +329,14 @@ def ingest(
                 unreadable.add(str(path.resolve()))
         store.ensure_schema(db)
         report, parsed = _ingest_locked(
-            db, files, unreadable, scopes, embedder_factory, embedder_name, progress, batch_size,
+            db,
+            files,
+            unreadable,
+            scopes,
+            embedder_factory,
+            embedder_name,
+            progress,
+            batch_size,
             prune,
         )
     return replace(

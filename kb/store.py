@@ -790,7 +790,10 @@ def check_index(db: sqlite_utils.Database, embedder_name: str | None = None) -> 
     label = status["path"]
     if not status["count"]:
         raise KBIndexError(f"no index at {label}; run `deploykb ingest`", f"no index at {label}")
-    stale = status["schema_version"] != INDEX_SCHEMA_VERSION or status["parser_version"] != PARSER_VERSION
+    stale = (
+        status["schema_version"] != INDEX_SCHEMA_VERSION
+        or status["parser_version"] != PARSER_VERSION
+    )
     if embedder_name is not None and status["model"] != embedder_name:
         stale = True
     if stale:

@@ -66,7 +66,9 @@ def corpus() -> tuple[list[tuple[str, list[frozenset[str]]]], dict]:
     for r in dev:
         text = (r.get("text") or "") + "\n"
         key = (r.get("expect") or ["report:" + r["id"]])[0]
-        docs.append((key, _line_tokens([ln.text for ln in triage(text.splitlines(keepends=True)).lines])))
+        docs.append(
+            (key, _line_tokens([ln.text for ln in triage(text.splitlines(keepends=True)).lines]))
+        )
     info = {"findings": n_findings, "logs": len(logs), "dev_reports": len(dev)}
     return docs, info
 
@@ -100,7 +102,9 @@ def main() -> int:
     if args.check:
         old = json.loads(OUT.read_text()) if OUT.exists() else {}
         same = old.get("df") == data["df"] and old.get("n_docs") == data["n_docs"]
-        print("data/line_stats.json is up to date" if same else "data/line_stats.json is out of date")
+        print(
+            "data/line_stats.json is up to date" if same else "data/line_stats.json is out of date"
+        )
         return 0 if same else 1
     OUT.write_text(json.dumps(data, indent=0, sort_keys=False) + "\n")
     print(f"wrote {OUT.relative_to(ROOT)}: {data['n_docs']} documents, {len(data['df'])} words")

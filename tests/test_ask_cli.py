@@ -379,7 +379,10 @@ def test_stale_index_is_rebuilt(db, key):
     rebuilt = open_db(db)
     check_index(rebuilt, model)
     status = index_status(rebuilt)
-    assert (status["parser_version"], status["schema_version"]) == (PARSER_VERSION, INDEX_SCHEMA_VERSION)
+    assert (status["parser_version"], status["schema_version"]) == (
+        PARSER_VERSION,
+        INDEX_SCHEMA_VERSION,
+    )
     assert status["count"] > 40
 
 
@@ -451,16 +454,30 @@ QWEN_CMD = (
 def test_qwen_seed_on_sglang_059_proposes_spellings_059_accepts(db):
     from agent.registry import load_registry
 
-    doc = ask_json("--log", LOGS / "qwen35_nvfp4_nan_response.txt", "--gpu", "sm120",
-                   "--model", "Qwen3.5-397B-A17B-NVFP4", "--framework", "sglang 0.5.9",
-                   "--cmd", QWEN_CMD, "--db", db)
+    doc = ask_json(
+        "--log",
+        LOGS / "qwen35_nvfp4_nan_response.txt",
+        "--gpu",
+        "sm120",
+        "--model",
+        "Qwen3.5-397B-A17B-NVFP4",
+        "--framework",
+        "sglang 0.5.9",
+        "--cmd",
+        QWEN_CMD,
+        "--db",
+        db,
+    )
     best = doc["matches"][0]
     assert best["id"] == QWEN
     assert doc["context"]["framework_version"] == "0.5.9"
     assert doc["warnings"] == []
     reg = load_registry()
     texts = [c["text"] for c in best["changes"]]
-    assert texts == ["--moe-runner-backend flashinfer_cutlass", "--fp4-gemm-backend flashinfer_cudnn"]
+    assert texts == [
+        "--moe-runner-backend flashinfer_cutlass",
+        "--fp4-gemm-backend flashinfer_cudnn",
+    ]
     for c in best["changes"]:
         assert reg.accepts(c["name"], "sglang", "0.5.9")
         assert c["value"] in reg.choices_in(c["name"], "sglang", "0.5.9")
@@ -468,8 +485,16 @@ def test_qwen_seed_on_sglang_059_proposes_spellings_059_accepts(db):
 
 
 def test_a_version_that_is_no_release_is_a_warning(db):
-    doc = ask_json("--log", LOGS / "qwen35_nvfp4_nan_response.txt", "--framework", "sglang main",
-                   "--cmd", QWEN_CMD, "--db", db)
+    doc = ask_json(
+        "--log",
+        LOGS / "qwen35_nvfp4_nan_response.txt",
+        "--framework",
+        "sglang main",
+        "--cmd",
+        QWEN_CMD,
+        "--db",
+        db,
+    )
     assert doc["warnings"] == [
         "SGLang main is not a release number: flags not checked against a release"
     ]

@@ -128,7 +128,9 @@ def test_ingest_and_lint_keep_their_report_on_stdout_and_say_the_rest_on_stderr(
     lint = run("lint", team)
     assert lint.exit_code == 1
     # the problems are lint's data; its summary is a message
-    assert all(re.match(r"\S+\.md(:\d+)?: (error|warning): ", line) for line in lint.stdout.splitlines())
+    assert all(
+        re.match(r"\S+\.md(:\d+)?: (error|warning): ", line) for line in lint.stdout.splitlines()
+    )
     assert "files checked" in lint.stderr and "files checked" not in lint.stdout
 
 
@@ -202,7 +204,9 @@ def test_ask_dash_on_a_terminal_says_it_waits(tmp_path):
     done = _on_a_terminal(["ask", "-"], b"\x04", tmp_path)  # Ctrl-D at once: nothing pasted
     assert done.stderr.splitlines()[0] == STDIN_PROMPT
     assert done.returncode == 2
-    assert done.stderr.splitlines()[-1] == "Error: empty input: paste an error, a log, or a question"
+    assert (
+        done.stderr.splitlines()[-1] == "Error: empty input: paste an error, a log, or a question"
+    )
 
 
 def test_dash_with_a_pipe_says_nothing_about_waiting(run):
@@ -304,7 +308,9 @@ def test_bash_completes_commands_and_options_from_the_printed_script(run, deploy
          "triage\tPick the error lines"),
     ],
 )  # fmt: skip
-def test_zsh_and_fish_get_completions_the_way_their_scripts_ask(deploykb_on_path, shell, env, expected):
+def test_zsh_and_fish_get_completions_the_way_their_scripts_ask(
+    deploykb_on_path, shell, env, expected
+):
     done = subprocess.run(
         ["deploykb"],
         env={**deploykb_on_path, **env, "_DEPLOYKB_COMPLETE": f"complete_{shell}"},

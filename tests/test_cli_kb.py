@@ -315,10 +315,20 @@ def test_list_families_shows_coverage_and_gaps(indexed):
     result = indexed("list", "--families", "--json")
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert set(data) == {"total", "working_deployments", "families", "gpu_generations", "frameworks", "gaps"}
+    assert set(data) == {
+        "total",
+        "working_deployments",
+        "families",
+        "gpu_generations",
+        "frameworks",
+        "gaps",
+    }
     assert data["total"] == sum(data["frameworks"].values())
     assert set(data["gaps"]) == {f for f, n in data["families"].items() if n < 5}
     human = indexed("list", "--families")
     assert human.exit_code == 0
     assert human.stdout.splitlines()[0].split() == ["family", "findings", "what"]
-    assert f"{data['total']} findings, {data['working_deployments']} working deployments" in human.stdout
+    assert (
+        f"{data['total']} findings, {data['working_deployments']} working deployments"
+        in human.stdout
+    )

@@ -57,7 +57,9 @@ def test_reports_are_well_formed_and_expect_real_findings():
 def test_no_report_thread_is_a_finding_source():
     sources = _finding_sources()
     leaks = [
-        (r["id"], sources[_thread(r["url"])]) for r in load_reports() if _thread(r["url"]) in sources
+        (r["id"], sources[_thread(r["url"])])
+        for r in load_reports()
+        if _thread(r["url"]) in sources
     ]
     assert not leaks, leaks
 

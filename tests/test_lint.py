@@ -243,4 +243,6 @@ def test_an_unknown_component_is_an_error_naming_the_vocabulary(tmp_path):
     report = lint_paths([path])
     messages = [str(p) for p in report.errors]
     assert len(messages) == 1, messages
-    assert messages[0].startswith(f"{path}:7: component 'warp-drive' is not in data/components.json")
+    assert messages[0].startswith(
+        f"{path}:7: component 'warp-drive' is not in data/components.json"
+    )

@@ -16,9 +16,20 @@ ROOT = Path(__file__).resolve().parent.parent
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-         str(out), str(ROOT)],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
     )
     if proc.returncode != 0:
         pytest.fail(f"building the wheel failed: {proc.stderr[-2000:]}")
@@ -51,7 +62,10 @@ def test_installed_package_reads_its_own_copy(wheel, tmp_path):
         "print(json.dumps([str(r.shipped_findings_dir()), str(r.data_file('flags.json'))]))"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
         env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
     )
     assert proc.returncode == 0, proc.stderr

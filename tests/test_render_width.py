@@ -123,14 +123,25 @@ def test_ask_answer_fits_and_wrapped_lines_keep_their_indent(cli, width):
 @pytest.mark.parametrize("width", WIDTHS)
 def test_corrected_command_wraps_between_words_and_pastes_as_one_command(cli, width):
     doc = json.loads(
-        cli("ask", ASSERT, "--gpu", "sm120", "--arch", "glm_moe_dsa", "--cmd", CMD, "--json",
-            width=width).stdout  # fmt: skip
+        cli(
+            "ask",
+            ASSERT,
+            "--gpu",
+            "sm120",
+            "--arch",
+            "glm_moe_dsa",
+            "--cmd",
+            CMD,
+            "--json",
+            width=width,
+        ).stdout  # fmt: skip
     )
     command = doc["matches"][0]["command"]
     assert command
     inside = panel_lines(
-        cli("ask", ASSERT, "--gpu", "sm120", "--arch", "glm_moe_dsa", "--cmd", CMD,
-            width=width).stdout  # fmt: skip
+        cli(
+            "ask", ASSERT, "--gpu", "sm120", "--arch", "glm_moe_dsa", "--cmd", CMD, width=width
+        ).stdout  # fmt: skip
     )
     start = inside.index("Corrected command") + 1
     block = []
@@ -201,7 +212,14 @@ def test_list_keeps_every_id_and_status_whole(cli, width):
 
 def test_list_is_a_table_where_it_fits(cli):
     out = cli("list", "--status", "broken", width=220).stdout
-    assert out.splitlines()[0].split() == ["id", "status", "model", "gpu/sm", "framework", "sources"]
+    assert out.splitlines()[0].split() == [
+        "id",
+        "status",
+        "model",
+        "gpu/sm",
+        "framework",
+        "sources",
+    ]
     row = next(line for line in out.splitlines() if line.startswith(GLM5))
     assert row.split()[1] == "broken"
 

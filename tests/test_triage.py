@@ -87,9 +87,11 @@ def test_boilerplate_goes_behind_the_causal_warning(monkeypatch):
     stats = informative.LineStats(100, {w: 90 for w in common})
     monkeypatch.setattr(informative, "line_stats", lambda: stats)
     ranker = rank.load_ranker()
-    monkeypatch.setattr(rank, "load_ranker", lambda: rank.Ranker(
-        ranker.weights, ranker.none_logit, ranker.confident_at, 0.5, 0.6, {}
-    ))
+    monkeypatch.setattr(
+        rank,
+        "load_ranker",
+        lambda: rank.Ranker(ranker.weights, ranker.none_logit, ranker.confident_at, 0.5, 0.6, {}),
+    )
     reasons = [ln.reason for ln in run(GLM5).lines[:3]]
     assert reasons == ["assertion", "causal-warning", "exception"]
 
@@ -657,10 +659,10 @@ def test_cli_json(cli):
     first = data["lines"][0]
     # "class", as in ask --json and the finding files, never Python's "cls"
     assert set(first) == {"text", "signature", "class", "reason", "count", "ranks", "line"}
-    assert [ln["signature"] for ln in data["lines"]] == [
-        ln.signature for ln in run(VLLM).lines[:3]
+    assert [ln["signature"] for ln in data["lines"]] == [ln.signature for ln in run(VLLM).lines[:3]]
+    assert "Using FlashInfer for top-p & top-k sampling." in [
+        ln["signature"] for ln in data["lines"]
     ]
-    assert "Using FlashInfer for top-p & top-k sampling." in [ln["signature"] for ln in data["lines"]]
 
 
 def test_cli_stdin_and_text(cli):
