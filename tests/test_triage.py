@@ -303,6 +303,7 @@ def test_max_lines_caps_the_result():
         triage([], max_lines=0)
 
 
+@pytest.mark.slow
 def test_bounded_memory_on_a_generated_200k_line_log():
     rnd = random.Random(7)
     produced = 0
