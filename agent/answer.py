@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
+from typing import Any
 
 from agent import match as M
 from agent.search import Searcher
@@ -75,11 +76,52 @@ def build_context(
     Raises for bad input (unknown GPU, unparsable command, a model the Hub says does not exist);
     a network failure only adds a warning.
     """
-    from agent.context import detect_gpu, resolve_gpu, traits_for_model_type
+    from agent.context import traits_for_model_type
+
+    command, served = _current_command(cmd, server, client, warnings)
+    fw_name, fw_version = _framework(framework, command, served, detect, warnings)
+    given_model = model
+    model = model or (command.model if command else None) or (served.model if served else None)
+    if quant is None and command is not None:
+        for flag in command.flags:
+            if flag.name == "--quantization" and flag.value:
+                quant = flag.value
+    traits: ArchTraits | None = None
+    if model:
+        # a path in --cmd names the model on the serving host, which need not be this machine
+        traits = _model_traits(model, client, warnings, strict=model == given_model)
+    if arch:
+        given = traits_for_model_type(arch)
+        traits = given if traits is None else replace(traits, model_type=arch)
+    if traits is not None and quant is None:
+        quant = traits.quantization
+    gpu_name, sm = _gpu(gpu, detect, warnings)
+    if tried:
+        from agent.differential import parse_tried
+
+        parse_tried(tried, command.framework if command else fw_name)  # bad entries fail here
+    return QueryContext(
+        model=model,
+        arch=traits,
+        quantization=quant,
+        gpu=gpu_name,
+        sm=sm,
+        framework=fw_name,
+        framework_version=fw_version,
+        command=command,
+        tried=tuple(tried),
+    )
+
+
+def _current_command(
+    cmd: str | None, server: str | None, client, warnings: list[str]
+) -> tuple[LaunchConfig | None, Any]:
+    """The current launch command (``--cmd``, else what a live SGLang server reports) and what
+    ``--server`` says about itself (None without one, or when it cannot be asked)."""
     from agent.flags import parse_command
 
     command: LaunchConfig | None = None
-    served = None  # what --server reports about itself
+    served = None
     if server:
         from agent.hub import fetch_server, server_args_to_command
 
@@ -91,7 +133,18 @@ def build_context(
             warnings.append(f"--server: {exc}; continuing without the live server's arguments")
     if cmd:
         command = parse_command(cmd)
+    return command, served
 
+
+def _framework(
+    framework: str | None,
+    command: LaunchConfig | None,
+    served: Any,
+    detect: bool,
+    warnings: list[str],
+) -> tuple[str | None, str | None]:
+    """The framework and its version: ``--framework``, else the command's; the version given,
+    else the live server's, else the installed package's (when ``detect``)."""
     fw_name, fw_version = split_framework(framework)
     if fw_name is None and command is not None:
         fw_name = command.framework
@@ -108,51 +161,24 @@ def build_context(
         from agent.registry import installed_version
 
         fw_version = installed_version(fw_name)  # the package's metadata, never an import
+    return fw_name, fw_version
 
-    given_model = model
-    model = model or (command.model if command else None) or (served.model if served else None)
-    if quant is None and command is not None:
-        for flag in command.flags:
-            if flag.name == "--quantization" and flag.value:
-                quant = flag.value
 
-    traits: ArchTraits | None = None
-    if model:
-        # a path in --cmd names the model on the serving host, which need not be this machine
-        traits = _model_traits(model, client, warnings, strict=model == given_model)
-    if arch:
-        given = traits_for_model_type(arch)
-        traits = given if traits is None else replace(traits, model_type=arch)
-    if traits is not None and quant is None:
-        quant = traits.quantization
+def _gpu(gpu: str | None, detect: bool, warnings: list[str]) -> tuple[str | None, str | None]:
+    """The GPU's name and SM: ``--gpu`` (an unknown one is a warning), else nvidia-smi's."""
+    from agent.context import detect_gpu, resolve_gpu
 
-    gpu_name, sm = (None, None)
     if gpu:
         try:
-            gpu_name, sm = resolve_gpu(gpu)
+            return resolve_gpu(gpu)
         except InputError as exc:
             warnings.append(f"{exc}; matching without the GPU")
-    elif detect:
+            return None, None
+    if detect:
         found = detect_gpu()
         if found:
-            gpu_name, sm = found
-
-    if tried:
-        from agent.differential import parse_tried
-
-        parse_tried(tried, command.framework if command else fw_name)  # bad entries fail here
-
-    return QueryContext(
-        model=model,
-        arch=traits,
-        quantization=quant,
-        gpu=gpu_name,
-        sm=sm,
-        framework=fw_name,
-        framework_version=fw_version,
-        command=command,
-        tried=tuple(tried),
-    )
+            return found
+    return None, None
 
 
 def _model_traits(model: str, client, warnings: list[str], *, strict: bool) -> ArchTraits | None:

@@ -232,7 +232,8 @@ def _short(text: str, n: int = 60) -> str:
 def _check_flags(
     d: Mapping[str, Any], keys: dict[str, int], out: _Collector, registry: Registry | None
 ) -> None:
-    from agent.flags import parse_command, parse_fix_item
+    """The flags of the fix, its alternatives, what was tried and the two commands: known to
+    the registry for the finding's framework, and accepted by its ``framework.version``."""
     from agent.registry import load_registry
     from kb.frameworks import normalise_framework
 
@@ -241,86 +242,106 @@ def _check_flags(
     fw = normalise_framework(name) if isinstance(name, str) else None
     if fw is None:
         return
-    reg = registry or load_registry()
     version = fw_block.get("version") if isinstance(fw_block, Mapping) else None
-    # no framework.version: nothing to check against, silently; one that names no release: a note
-    release = reg.release(fw, str(version)) if version not in (None, "") else None
-    checked = release.version if release is not None else None
-    skipped: list[str] = []
-
-    def unknown(flag: str, line: int | None) -> None:
-        out.warning(line, f"flag '{flag}' is not a known {fw} flag (not in the flag registry)")
-
-    def in_release(written: str, value: str | None, line: int | None) -> None:
-        """The finding's own framework version must accept the flag and its value."""
-        if release is None:
-            return
-        if checked is None:
-            skipped.append(written)
-            return
-        for issue in reg.version_issues(written, value, fw, checked):
-            out.warning(
-                line,
-                f"flag '{written}': {issue.message} (framework.version: {str(version).strip()})",
-            )
-
-    def check_item(item: Any, key: str, flags_only: bool = False) -> None:
-        if not isinstance(item, str) or not item.strip():
-            return
-        if flags_only and not item.strip().startswith("-"):
-            return  # free text ("disabling CUDA graphs") is fine in tried_without_effect
-        try:
-            changes = parse_fix_item(item, fw, registry=reg)
-        except CommandParseError:
-            return  # a fix item the parser does not read is reported by ask, not here
-        for c in changes:
-            if c.kind != "flag" or (c.note == "config" and fw != "tensorrt-llm"):
-                continue
-            m = _FLAG_NAME.match(c.text.strip())
-            written = m.group(1) if m else c.name
-            if not reg.is_known(c.name, fw):
-                unknown(written, keys.get(key))
-            elif not flags_only:
-                in_release(written if written.startswith("-") else c.name, c.value, keys.get(key))
-
+    check = _FlagCheck(out, keys, registry or load_registry(), fw, version)
     fixes: list[tuple[str, Any]] = [("fix", d.get("fix"))]
     alts = d.get("alternatives")
     if isinstance(alts, list):
         fixes += [(f"alternatives.{i}", a) for i, a in enumerate(alts)]
     for prefix, fix in fixes:
-        if not isinstance(fix, Mapping):
-            continue
         for field in ("add", "remove"):
-            items = fix.get(field)
-            if isinstance(items, list):
-                for i, item in enumerate(items):
-                    check_item(item, f"{prefix}.{field}.{i}")
+            items = fix.get(field) if isinstance(fix, Mapping) else None
+            for i, item in enumerate(items if isinstance(items, list) else []):
+                check.item(item, f"{prefix}.{field}.{i}")
     tried = d.get("tried_without_effect")
-    if isinstance(tried, list):
-        for i, item in enumerate(tried):
-            check_item(item, f"tried_without_effect.{i}", flags_only=True)
-
+    for i, item in enumerate(tried if isinstance(tried, list) else []):
+        check.item(item, f"tried_without_effect.{i}", flags_only=True)
     for key in ("failing_command", "working_command"):
-        cmd = d.get(key)
-        if not isinstance(cmd, str) or not cmd.strip():
-            continue
+        check.command(d.get(key), key)
+    check.note_skipped()
+
+
+class _FlagCheck:
+    """The checks of one finding's flags against the registry and the finding's release."""
+
+    def __init__(
+        self, out: _Collector, keys: dict[str, int], reg: Registry, fw: str, version: Any
+    ) -> None:
+        self.out, self.keys, self.reg, self.fw, self.version = out, keys, reg, fw, version
+        # no framework.version: nothing to check against, silently; one that names no release:
+        # a note
+        self.release = reg.release(fw, str(version)) if version not in (None, "") else None
+        self.checked = self.release.version if self.release is not None else None
+        self.skipped: list[str] = []
+
+    def unknown(self, flag: str, line: int | None) -> None:
+        self.out.warning(
+            line, f"flag '{flag}' is not a known {self.fw} flag (not in the flag registry)"
+        )
+
+    def in_release(self, written: str, value: str | None, line: int | None) -> None:
+        """The finding's own framework version must accept the flag and its value."""
+        if self.release is None:
+            return
+        if self.checked is None:
+            self.skipped.append(written)
+            return
+        for issue in self.reg.version_issues(written, value, self.fw, self.checked):
+            self.out.warning(
+                line,
+                f"flag '{written}': {issue.message} "
+                f"(framework.version: {str(self.version).strip()})",
+            )
+
+    def item(self, item: Any, key: str, flags_only: bool = False) -> None:
+        """One fix item (or, ``flags_only``, a tried entry that is a flag)."""
+        from agent.flags import parse_fix_item
+
+        if not isinstance(item, str) or not item.strip():
+            return
+        if flags_only and not item.strip().startswith("-"):
+            return  # free text ("disabling CUDA graphs") is fine in tried_without_effect
         try:
-            cfg = parse_command(cmd, fw, source=key, registry=reg)
+            changes = parse_fix_item(item, self.fw, registry=self.reg)
+        except CommandParseError:
+            return  # a fix item the parser does not read is reported by ask, not here
+        for c in changes:
+            if c.kind != "flag" or (c.note == "config" and self.fw != "tensorrt-llm"):
+                continue
+            m = _FLAG_NAME.match(c.text.strip())
+            written = m.group(1) if m else c.name
+            if not self.reg.is_known(c.name, self.fw):
+                self.unknown(written, self.keys.get(key))
+            elif not flags_only:
+                named = written if written.startswith("-") else c.name
+                self.in_release(named, c.value, self.keys.get(key))
+
+    def command(self, cmd: Any, key: str) -> None:
+        """The flags of ``failing_command`` or ``working_command``."""
+        from agent.flags import parse_command
+
+        if not isinstance(cmd, str) or not cmd.strip():
+            return
+        try:
+            cfg = parse_command(cmd, self.fw, source=key, registry=self.reg)
         except CommandParseError as exc:
-            out.warning(keys.get(key), str(exc))
-            continue
+            self.out.warning(self.keys.get(key), str(exc))
+            return
+        fw = cfg.framework or self.fw
         for flag in cfg.flags:
             m = _FLAG_NAME.match(flag.written.strip())
             written = m.group(1) if m else flag.name
-            if not reg.is_known(flag.name, cfg.framework or fw):
-                unknown(written, keys.get(key))
-            elif (cfg.framework or fw) == fw:
-                in_release(written, flag.value, keys.get(key))
-    if skipped:
-        out.note(
-            keys.get("framework.version") or keys.get("framework"),
-            f"{len(skipped)} flag(s) not checked against a release: {release.note}",
-        )
+            if not self.reg.is_known(flag.name, fw):
+                self.unknown(written, self.keys.get(key))
+            elif fw == self.fw:
+                self.in_release(written, flag.value, self.keys.get(key))
+
+    def note_skipped(self) -> None:
+        if self.skipped and self.release is not None:
+            self.out.note(
+                self.keys.get("framework.version") or self.keys.get("framework"),
+                f"{len(self.skipped)} flag(s) not checked against a release: {self.release.note}",
+            )
 
 
 # --- many files --------------------------------------------------------------------------------

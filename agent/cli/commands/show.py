@@ -39,75 +39,117 @@ def show_command(
 def _print_finding(f: Finding, console=None) -> None:  # type: ignore[no-untyped-def]
     """The finding for a person: lines wrap on words and keep their indent; commands wrap
     between shell words with `` \\`` continuations, so they paste as one command."""
-    from rich.markdown import Markdown
-    from rich.text import Text
+    from kb.document import fix_strings
 
-    from agent.cli.terminal import ShellCommand, hang, paragraphs
-    from kb.document import fix_strings, source_url
-
-    console = console or stdout_console()
-
-    def heading(title: str) -> None:
-        console.print()
-        console.print(Text(title, style="bold underline"))
-
-    def field(label: str, value: object) -> None:
-        if value not in (None, "", ()):
-            console.print(hang(Text(f"{label}: ", style="bold"), Text(str(value))))
-
-    console.print(hang("", Text(f.title, style="bold")))
-    field("id", f.id)
-    field("status", f.status)
-    field("date", f.date)
-    field("model", f.model)
-    field("architecture", f.architecture)
-    field("quantization", f.quantization)
-    hw = f.hardware
-    extra = ", ".join(p for p in (hw.sm, hw.interconnect) if p)
-    gpu = " ".join(p for p in (f"{hw.count}x" if hw.count else None, hw.gpu) if p)
-    field("hardware", f"{gpu} ({extra})" if gpu and extra else gpu or extra)
-    field("framework", " ".join(p for p in (f.framework.name, f.framework.version) if p))
-    field("file", f"{f.path}:{f.line}" if f.line else f.path)
-
+    page = _Page(console or stdout_console())
+    page.head(f)
     if f.symptoms:
-        heading("Symptoms")
-        for s in f.symptoms:
-            console.print(hang(Text.assemble("  ", (f"[{s.cls}] ", "yellow")), Text(s.text)))
+        page.symptoms(f)
     if f.root_cause:
-        heading("Root cause")
-        for i, para in enumerate(paragraphs(f.root_cause)):
-            if i:
-                console.print()
-            console.print(hang("  ", Text(para)))
+        page.root_cause(f.root_cause)
     if not f.fix.is_empty():
-        heading("Fix")
-        for text in fix_strings(f.fix):
-            console.print(hang("  ", Text(text, style="green")))
+        page.block("Fix", fix_strings(f.fix), style="green")
     for alt in f.alternatives:
-        heading(f"Alternative fix{': ' + alt.note if alt.note else ''}")
-        for text in fix_strings(alt):
-            console.print(hang("  ", Text(text)))
+        page.block(f"Alternative fix{': ' + alt.note if alt.note else ''}", fix_strings(alt))
     if f.tried_without_effect:
-        heading("Tried without effect")
-        for text in f.tried_without_effect:
-            console.print(hang("  ", Text(text)))
+        page.block("Tried without effect", f.tried_without_effect)
     for label, command in (
         ("Failing command", f.failing_command),
         ("Working command", f.working_command),
     ):
         if command:
-            heading(label)
-            console.print(ShellCommand(command))
-    p = f.performance
-    if not p.is_empty():
-        heading("Performance")
-        field("  throughput", f"{p.throughput_tok_s:g} tok/s" if p.throughput_tok_s else None)
-        field("  concurrency", p.concurrency)
-        field("  baseline", p.baseline)
-        field("  notes", p.notes)
+            page.command(label, command)
+    if not f.performance.is_empty():
+        page.performance(f)
     if f.sources:
-        heading("Sources")
-        for source in f.sources:
+        page.sources(f.sources)
+    page.field("related", ", ".join(f.related))
+    page.field("tags", ", ".join(f.tags))
+    page.story(body_without_root_cause(f.body) if f.root_cause else f.body)
+
+
+class _Page:
+    """``show``'s layout on one console: bold labels, underlined headings, hanging indents."""
+
+    def __init__(self, console) -> None:  # type: ignore[no-untyped-def]
+        self.console = console
+
+    def print(self, prefix, body) -> None:  # type: ignore[no-untyped-def]
+        from agent.cli.terminal import hang
+
+        self.console.print(hang(prefix, body))
+
+    def heading(self, title: str) -> None:
+        from rich.text import Text
+
+        self.console.print()
+        self.console.print(Text(title, style="bold underline"))
+
+    def field(self, label: str, value: object) -> None:
+        from rich.text import Text
+
+        if value not in (None, "", ()):
+            self.print(Text(f"{label}: ", style="bold"), Text(str(value)))
+
+    def block(self, title: str, lines, style: str = "") -> None:  # type: ignore[no-untyped-def]
+        from rich.text import Text
+
+        self.heading(title)
+        for text in lines:
+            self.print("  ", Text(text, style=style))
+
+    def head(self, f: Finding) -> None:
+        from rich.text import Text
+
+        self.print("", Text(f.title, style="bold"))
+        for label in ("id", "status", "date", "model", "architecture", "quantization"):
+            self.field(label, getattr(f, label))
+        hw = f.hardware
+        extra = ", ".join(p for p in (hw.sm, hw.interconnect) if p)
+        gpu = " ".join(p for p in (f"{hw.count}x" if hw.count else None, hw.gpu) if p)
+        self.field("hardware", f"{gpu} ({extra})" if gpu and extra else gpu or extra)
+        self.field("framework", " ".join(p for p in (f.framework.name, f.framework.version) if p))
+        self.field("file", f"{f.path}:{f.line}" if f.line else f.path)
+
+    def symptoms(self, f: Finding) -> None:
+        from rich.text import Text
+
+        self.heading("Symptoms")
+        for s in f.symptoms:
+            self.print(Text.assemble("  ", (f"[{s.cls}] ", "yellow")), Text(s.text))
+
+    def root_cause(self, text: str) -> None:
+        from rich.text import Text
+
+        from agent.cli.terminal import paragraphs
+
+        self.heading("Root cause")
+        for i, para in enumerate(paragraphs(text)):
+            if i:
+                self.console.print()
+            self.print("  ", Text(para))
+
+    def command(self, label: str, command: str) -> None:
+        from agent.cli.terminal import ShellCommand
+
+        self.heading(label)
+        self.console.print(ShellCommand(command))
+
+    def performance(self, f: Finding) -> None:
+        p = f.performance
+        self.heading("Performance")
+        self.field("  throughput", f"{p.throughput_tok_s:g} tok/s" if p.throughput_tok_s else None)
+        self.field("  concurrency", p.concurrency)
+        self.field("  baseline", p.baseline)
+        self.field("  notes", p.notes)
+
+    def sources(self, sources: tuple[str, ...]) -> None:
+        from rich.text import Text
+
+        from kb.document import source_url
+
+        self.heading("Sources")
+        for source in sources:
             url = source_url(source)
             line = Text(source)
             if url and url != source:
@@ -115,14 +157,17 @@ def _print_finding(f: Finding, console=None) -> None:  # type: ignore[no-untyped
                 line.append(url, style=f"link {url}")
             elif url:
                 line.stylize(f"link {url}")
-            console.print(hang("  ", line))
-    field("related", ", ".join(f.related))
-    field("tags", ", ".join(f.tags))
-    body = body_without_root_cause(f.body) if f.root_cause else f.body
-    if body.strip():
-        console.print()
-        # on a terminal the story is rendered; in a pipe its Markdown source reads fine as is
-        console.print(Markdown(body) if console.is_terminal else Text(body.strip()), soft_wrap=True)
+            self.print("  ", line)
+
+    def story(self, body: str) -> None:
+        """The Markdown story: rendered on a terminal; in a pipe its source reads fine as is."""
+        from rich.markdown import Markdown
+        from rich.text import Text
+
+        if body.strip():
+            self.console.print()
+            story = Markdown(body) if self.console.is_terminal else Text(body.strip())
+            self.console.print(story, soft_wrap=True)
 
 
 def body_without_root_cause(body: str) -> str:
