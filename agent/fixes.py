@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -64,36 +64,51 @@ def command_changes(
         )
     fw = fw_b or fw_a
 
-    old, new = flags_in(failing, fw, registry), flags_in(working, fw, registry)
-    changes: list[FlagChange] = []
-    for name, flag in new.items():
-        before = old.get(name)
-        text = _flag_text(flag)
-        if before is None:
-            changes.append(FlagChange("flag", "add", name, flag.value, text=text))
-        elif not _same(registry, name, before.value, flag.value, fw):
-            changes.append(FlagChange("flag", "change", name, flag.value, before.value, text))
-    for name, flag in old.items():
-        if name not in new:
-            changes.append(FlagChange("flag", "remove", name, flag.value, text=_flag_text(flag)))
-
-    env_old, env_new = dict(failing.env), dict(working.env)
-    for name, value in env_new.items():
-        if name not in env_old:
-            changes.append(FlagChange("env", "add", name, value, text=f"{name}={value}"))
-        elif env_old[name] != value:
-            changes.append(
-                FlagChange("env", "change", name, value, env_old[name], f"{name}={value}")
-            )
-    for name, value in env_old.items():
-        if name not in env_new:
-            changes.append(FlagChange("env", "remove", name, value, text=f"{name}={value}"))
-
+    changes = _compared(
+        "flag",
+        flags_in(failing, fw, registry),
+        flags_in(working, fw, registry),
+        value=lambda flag: flag.value,
+        text=lambda name, flag: _flag_text(flag),
+        same=lambda name, a, b: _same(registry, name, a, b, fw),
+    )
+    changes += _compared(
+        "env",
+        dict(failing.env),
+        dict(working.env),
+        value=lambda value: value,
+        text=lambda name, value: f"{name}={value}",
+        same=lambda name, a, b: a == b,
+    )
     pins_old = set(pins_of(failing))
     for pin in pins_of(working):
         if pin not in pins_old:
             changes.append(FlagChange("pin", "add", pin, None, text=pin))
     return tuple(changes)
+
+
+def _compared(
+    kind: str,
+    old: dict[str, Any],
+    new: dict[str, Any],
+    *,
+    value: Callable[[Any], str | None],
+    text: Callable[[str, Any], str],
+    same: Callable[[str, str | None, str | None], bool],
+) -> list[FlagChange]:
+    """Settings of ``kind`` by name, before and after: added or changed (written as the new
+    command has them), then removed (as the old one had them)."""
+    out: list[FlagChange] = []
+    for name, item in new.items():
+        if name not in old:
+            out.append(FlagChange(kind, "add", name, value(item), text=text(name, item)))
+        elif not same(name, value(old[name]), value(item)):
+            before = value(old[name])
+            out.append(FlagChange(kind, "change", name, value(item), before, text(name, item)))
+    for name, item in old.items():
+        if name not in new:
+            out.append(FlagChange(kind, "remove", name, value(item), text=text(name, item)))
+    return out
 
 
 def _same(registry: Registry, name: str, a: str | None, b: str | None, fw: str | None) -> bool:

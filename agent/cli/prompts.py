@@ -7,6 +7,7 @@ GPU) come from :mod:`agent.new_finding`, as for the options.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -53,37 +54,30 @@ def ask_for_the_rest(draft: Draft, request: Request) -> Draft:
         "sources": request.sources,
         "notes": request.notes,
     }
-    if not given["model"]:
-        draft = _model(draft)
-    if not given["gpu"]:
-        draft = _gpu(draft)
-    if not given["framework"]:
-        draft = replace(
-            draft, framework=_text("Framework (sglang, vllm, tensorrt-llm)", draft.framework)
-        )
-    if not given["framework_version"]:
-        draft = replace(
-            draft, framework_version=_text("Framework version", draft.framework_version)
-        )
-    if not given["symptoms"]:
-        draft = _symptoms(draft)
-    if not given["root_cause"]:
-        draft = replace(draft, root_cause=_text("Root cause", draft.root_cause))
-    if not given["fix"]:
-        draft = _fix(draft)
-    if not given["tried"]:
-        draft = replace(draft, tried=(*draft.tried, *_items("Tried without effect")))
-    if not given["status"]:
-        draft = _status(draft)
-    if not given["sources"]:
-        sources = _items("Source (URL, owner/repo#N or file path)")
-        draft = replace(draft, sources=(*draft.sources, *sources))
-    if not given["notes"]:
-        draft = replace(draft, notes=_text("Notes", draft.notes))
-    if not given["title"]:
-        title = _text("Title (one line)", draft.title or default_title(draft), True)
-        draft = replace(draft, title=title)
+    for field, ask in _QUESTIONS:
+        if not given[field]:
+            draft = ask(draft)
     return draft
+
+
+def _asked(field: str, label: str) -> Callable[[Draft], Draft]:
+    """The question for one text field, pre-filled with the draft's value."""
+    return lambda draft: replace(draft, **{field: _text(label, getattr(draft, field))})
+
+
+def _tried(draft: Draft) -> Draft:
+    return replace(draft, tried=(*draft.tried, *_items("Tried without effect")))
+
+
+def _sources(draft: Draft) -> Draft:
+    sources = _items("Source (URL, owner/repo#N or file path)")
+    return replace(draft, sources=(*draft.sources, *sources))
+
+
+def _title(draft: Draft) -> Draft:
+    return replace(
+        draft, title=_text("Title (one line)", draft.title or default_title(draft), True)
+    )
 
 
 def _text(label: str, default: str | None, required: bool = False) -> str | None:
@@ -195,3 +189,20 @@ def _fix_lines(fix: Fix) -> list[str]:
         *(f"env {x}" for x in fix.env),
         *(f"pin {x}" for x in fix.pins),
     ]
+
+
+# (the option that answers it, the question), in the order they are asked
+_QUESTIONS: tuple[tuple[str, Callable[[Draft], Draft]], ...] = (
+    ("model", _model),
+    ("gpu", _gpu),
+    ("framework", _asked("framework", "Framework (sglang, vllm, tensorrt-llm)")),
+    ("framework_version", _asked("framework_version", "Framework version")),
+    ("symptoms", _symptoms),
+    ("root_cause", _asked("root_cause", "Root cause")),
+    ("fix", _fix),
+    ("tried", _tried),
+    ("status", _status),
+    ("sources", _sources),
+    ("notes", _asked("notes", "Notes")),
+    ("title", _title),
+)

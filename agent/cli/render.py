@@ -194,7 +194,6 @@ def say_warnings(a: Answer) -> None:
 
 def render_answer(a: Answer, console) -> None:
     """The answer on ``console`` (stdout); its warnings and notices go to stderr (``say_warnings``)."""
-    from rich.markup import escape
     from rich.panel import Panel
 
     if not a.proposals:
@@ -202,15 +201,24 @@ def render_answer(a: Answer, console) -> None:
 
         print("No findings in the index. Run `deploykb ingest`.", file=sys.stderr)
         return
-
     if a.triage.lines:
         console.print("[bold]Salient lines from your input[/bold]")
         render_triage_lines(a.triage.lines, console)
         console.print()
-
     if a.differential is not None and a.differential.leads:
         render_differential(a.differential, console)
-    best, rest = a.proposals[0], a.proposals[1:]
+    best = a.proposals[0]
+    lines = _best_head(a, best) + _what_to_change(a, best) + _best_tail(best)
+    console.print(Panel(group(lines), expand=True))
+    if a.differential is not None and not a.differential.leads:
+        render_differential(a.differential, console)
+    _also_close(a.proposals[1:], console)
+
+
+def _best_head(a: Answer, best: Proposal) -> list:
+    """The best match's title (or why there is no close match), why it matches, its root cause."""
+    from rich.markup import escape
+
     f = best.match.finding
     if a.confident:
         header = f"[bold green]Best match[/bold green]  {escape(f.title)}"
@@ -230,15 +238,16 @@ def render_answer(a: Answer, console) -> None:
         lines += ["", "[bold]Root cause[/bold]"]
         for i, para in enumerate(paragraphs(f.root_cause)):
             lines += ([""] if i else []) + [hang("  ", escape(para))]
-    lines += [
-        "",
-        "[bold]What to change[/bold]"
-        + (
-            ""
-            if best.command or a.context.command
-            else " [dim](the case's whole fix: no current command given)[/dim]"
-        ),
-    ]
+    return lines
+
+
+def _what_to_change(a: Answer, best: Proposal) -> list:
+    """The changes the best match implies for the user's command, and its alternatives."""
+    from rich.markup import escape
+
+    f = best.match.finding
+    whole = "" if best.command or a.context.command else _WHOLE_FIX
+    lines: list = ["", "[bold]What to change[/bold]" + whole]
     if best.translated_from:
         lines.append(
             hang(
@@ -258,14 +267,23 @@ def render_answer(a: Answer, console) -> None:
     for i, alt in enumerate(best.alternatives, 1):
         lines.append(f"  [dim]alternative {i}:[/dim]")
         lines += [_change_line(c) for c in alt]
+    return lines
+
+
+_WHOLE_FIX = " [dim](the case's whole fix: no current command given)[/dim]"
+
+
+def _best_tail(best: Proposal) -> list:
+    """What was tried without effect, the corrected (or recorded working) command, the sources."""
+    from rich.markup import escape
+
+    f = best.match.finding
+    lines: list = []
     if f.tried_without_effect:
         lines += ["", "[bold]Tried without effect last time[/bold] (skip these)"]
+        mine = " [yellow](in your command)[/yellow]"
         lines += [
-            hang(
-                "  ✗ ",
-                escape(t)
-                + (" [yellow](in your command)[/yellow]" if t in best.dead_ends_in_command else ""),
-            )
+            hang("  ✗ ", escape(t) + (mine if t in best.dead_ends_in_command else ""))
             for t in f.tried_without_effect
         ]
     if best.command:
@@ -278,20 +296,23 @@ def render_answer(a: Answer, console) -> None:
         ]
     lines += ["", "[bold]Source[/bold]", hang("  ", escape(f.path or f.id))]
     lines += [hang("  ", escape(link)) for link in source_links(f.sources)]
-    console.print(Panel(group(lines), expand=True))
+    return lines
 
-    if a.differential is not None and not a.differential.leads:
-        render_differential(a.differential, console)
-    if rest:
-        console.print("[bold]Also close[/bold]")
-        for p in rest:
-            g = p.match.finding
-            fix = ", ".join(c.text or c.name for c in p.changes[:3])
-            console.print(
-                hang(f"  {p.match.score:.2f}  ", f"[cyan]{escape(g.id)}[/cyan]  {escape(g.title)}")
-            )
-            if fix:
-                console.print(hang("        fix: ", escape(fix)))
+
+def _also_close(rest: tuple[Proposal, ...], console) -> None:  # type: ignore[no-untyped-def]
+    from rich.markup import escape
+
+    if not rest:
+        return
+    console.print("[bold]Also close[/bold]")
+    for p in rest:
+        g = p.match.finding
+        fix = ", ".join(c.text or c.name for c in p.changes[:3])
+        console.print(
+            hang(f"  {p.match.score:.2f}  ", f"[cyan]{escape(g.id)}[/cyan]  {escape(g.title)}")
+        )
+        if fix:
+            console.print(hang("        fix: ", escape(fix)))
 
 
 _PROVENANCE = {

@@ -105,30 +105,33 @@ def _docker_options(toks: list[Token], k: int) -> tuple[int, list[tuple[Token, T
         w = toks[k].text
         if not w.startswith("-") or w == "-":
             return k, envs
-        if w.startswith("--"):
-            opt, eq, _ = w.partition("=")
-            if opt == "--env":
-                if eq:
-                    envs.append((toks[k], toks[k]))
-                elif k + 1 < len(toks):
-                    envs.append((toks[k], toks[k + 1]))
-                    k += 1
-            elif not eq and opt not in _DOCKER_SWITCHES:
-                k += 1
-        elif len(w) > 2 and all(c in _DOCKER_SHORT_SWITCHES for c in w[1:]):
-            pass
-        elif w[1] in _DOCKER_SHORT_SWITCHES and len(w) == 2:
-            pass
-        elif w[1] == "e":
-            if len(w) > 2:
-                envs.append((toks[k], toks[k]))
-            elif k + 1 < len(toks):
-                envs.append((toks[k], toks[k + 1]))
-                k += 1
-        elif len(w) == 2:
-            k += 1
-        k += 1
+        k = _docker_option(toks, k, envs)
     return len(toks), envs
+
+
+def _docker_option(toks: list[Token], k: int, envs: list[tuple[Token, Token]]) -> int:
+    """The index after the ``docker run`` option at ``k``; an ``-e X=1``, ``-eX=1``, ``--env X=1``
+    or ``--env=X=1`` is added to ``envs`` as (option token, NAME=value token)."""
+    w = toks[k].text
+    long = w.startswith("--")
+    opt, eq, _ = w.partition("=")
+    if (long and opt == "--env") or (not long and not _switches(w) and w[1] == "e"):
+        if eq if long else len(w) > 2:  # the value in the same token
+            envs.append((toks[k], toks[k]))
+        elif k + 1 < len(toks):
+            envs.append((toks[k], toks[k + 1]))
+            return k + 2
+        return k + 1
+    if long:
+        return k + 2 if not eq and opt not in _DOCKER_SWITCHES else k + 1
+    return k + 2 if not _switches(w) and len(w) == 2 else k + 1
+
+
+def _switches(w: str) -> bool:
+    """``-d``, ``-it``: short switches that take no value."""
+    if len(w) == 2:
+        return w[1] in _DOCKER_SHORT_SWITCHES
+    return all(c in _DOCKER_SHORT_SWITCHES for c in w[1:])
 
 
 def docker_envs(options: list[tuple[Token, Token]]) -> list[EnvSpan]:
