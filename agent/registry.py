@@ -726,40 +726,55 @@ class Registry:
         else:
             written = name.strip() if value is None else f"{name.strip()} {value}"
         key = self._member_key(kind, name, src)
-        mentioned = False
-        for eq in self._equivalents:
-            members = eq["members"]
-            if members.get(src) != key or dst not in members:
-                continue
-            mentioned = True
-            if target_version and not self._member_in(members[dst], dst, target_version):
-                continue
-            out_value = value
-            if "values" in eq:
-                row = next(
-                    (
-                        r
-                        for r in eq["values"]
-                        if src in r and dst in r and self.same_value(name, r[src], value, src)
-                    ),
-                    None,
-                )
-                if row is None:
-                    continue
-                out_value = row[dst]
-            note = f"translated from {src} {written}"
-            if eq.get("match") == "approximate" or eq.get("approximate"):
-                note += f" (approximate: {eq.get('caveat') or eq.get('note') or 'not identical'})"
-            elif eq.get("caveat"):
-                note += f" ({eq['caveat']})"
-            member = members[dst]
-            if member.startswith("env:"):
-                return Equivalent("env", member[4:], out_value, note)
-            if member.startswith("config:"):
-                return Equivalent("config", member[7:], out_value, note)
-            return Equivalent("flag", member, out_value, note)
-        if mentioned or kind != "flag":
+        listed = [
+            eq for eq in self._equivalents if eq["members"].get(src) == key and dst in eq["members"]
+        ]
+        for eq in listed:
+            found = self._listed_equivalent(eq, name, value, src, dst, written, target_version)
+            if found is not None:
+                return found
+        if listed or kind != "flag":
             return None
+        return self._same_name(name, value, src, dst, written)
+
+    def _listed_equivalent(
+        self,
+        eq: dict,
+        name: str,
+        value: str | None,
+        src: str,
+        dst: str,
+        written: str,
+        target_version: str | None,
+    ) -> Equivalent | None:
+        """The counterpart one registry entry gives, or None when its target member is not in
+        ``target_version`` or its value map has no row for ``value``."""
+        members = eq["members"]
+        if target_version and not self._member_in(members[dst], dst, target_version):
+            return None
+        out_value = value
+        if "values" in eq:
+            rows = (r for r in eq["values"] if src in r and dst in r)
+            row = next((r for r in rows if self.same_value(name, r[src], value, src)), None)
+            if row is None:
+                return None
+            out_value = row[dst]
+        note = f"translated from {src} {written}"
+        if eq.get("match") == "approximate" or eq.get("approximate"):
+            note += f" (approximate: {eq.get('caveat') or eq.get('note') or 'not identical'})"
+        elif eq.get("caveat"):
+            note += f" ({eq['caveat']})"
+        member = members[dst]
+        if member.startswith("env:"):
+            return Equivalent("env", member[4:], out_value, note)
+        if member.startswith("config:"):
+            return Equivalent("config", member[7:], out_value, note)
+        return Equivalent("flag", member, out_value, note)
+
+    def _same_name(
+        self, name: str, value: str | None, src: str, dst: str, written: str
+    ) -> Equivalent | None:
+        """A flag no entry lists: the target's flag of the same name, when it takes the value."""
         canon = self.canonical(name, src)
         target_spec = self.spec(canon, dst)
         if target_spec is None or target_spec.name != canon:
