@@ -102,9 +102,17 @@ def diff_changes(
     if current is None:
         changes = [_paired(a, paired) for a in adds] + leftover
     else:
-        have = _Have(flags_in(current, dst, reg), _env_in(current, dst, reg), current.image)
-        changes = [c for a in adds if (c := _compare_add(a, have, dst, reg, version, notes))]
-        changes += [c for r in leftover if (c := _compare_remove(r, have, dst, reg, notes))]
+        against = _Against(
+            flags_in(current, dst, reg),
+            _env_in(current, dst, reg),
+            current.image,
+            dst,
+            reg,
+            version,
+            notes,
+        )
+        changes = [c for a in adds if (c := _compare_add(a, against))]
+        changes += [c for r in leftover if (c := _compare_remove(r, against))]
     if version is not None:
         changes = [_for_release(ch, dst, version, reg) for ch in changes]
     return tuple(changes), tuple(notes)
@@ -194,12 +202,17 @@ def _paired(add: FlagChange, paired: dict[tuple[str, str], FlagChange]) -> FlagC
 
 
 @dataclass(frozen=True)
-class _Have:
-    """What the user's command has, by canonical name."""
+class _Against:
+    """What the user's command has, by canonical name, in the target framework (and release)
+    the fix is compared in; ``notes`` collects what the comparison leaves out."""
 
     flags: dict[str, Flag]
     env: dict[str, str]
     image: str | None
+    dst: str | None
+    reg: Registry
+    version: str | None
+    notes: list[str]
 
 
 def _env_in(config: LaunchConfig, framework: str | None, reg: Registry) -> dict[str, str]:
@@ -208,45 +221,32 @@ def _env_in(config: LaunchConfig, framework: str | None, reg: Registry) -> dict[
     return {reg.canonical_env(name, framework): value for name, value in config.env}
 
 
-def _compare_add(
-    add: FlagChange,
-    have: _Have,
-    dst: str | None,
-    reg: Registry,
-    version: str | None,
-    notes: list[str],
-) -> FlagChange | None:
+def _compare_add(add: FlagChange, have: _Against) -> FlagChange | None:
     """The change an add makes to the command, or None (with a note) when it is in place."""
     if add.kind == "flag":
-        return _compare_flag(add, have, dst, reg, version, notes)
+        return _compare_flag(add, have)
     if add.kind == "env":
         value = have.env.get(add.name)
         if value is None:
             return add
         if value == add.value:
-            notes.append(f"already set: {add.name}={value}")
+            have.notes.append(f"already set: {add.name}={value}")
             return None
         return replace(add, action="change", old=value)
     if have.image and add.note and add.note.startswith("image"):
         if have.image == f"{add.name}:{add.value}" or have.image == add.text:
-            notes.append(f"already set: image {have.image}")
+            have.notes.append(f"already set: image {have.image}")
             return None
     return add
 
 
-def _compare_flag(
-    add: FlagChange,
-    have: _Have,
-    dst: str | None,
-    reg: Registry,
-    version: str | None,
-    notes: list[str],
-) -> FlagChange | None:
+def _compare_flag(add: FlagChange, have: _Against) -> FlagChange | None:
+    reg, dst, version = have.reg, have.dst, have.version
     cur = have.flags.get(add.name)
     switch = reg.takes_value(add.name, dst) is False
     if cur is None:
         if switch and bool_literal(add.value) is False:
-            notes.append(f"already off: {add.text}")
+            have.notes.append(f"already off: {add.text}")
             return None
         return add
     if reg.same_value(add.name, cur.value, add.value, dst):
@@ -254,42 +254,40 @@ def _compare_flag(
         issues = reg.version_issues(written_name, None, dst, version) if version else ()
         if dst and (issues or not reg.is_registered_spelling(written_name, dst)):
             why = issues[0].message if issues else reg.rename_note(written_name, dst)
-            return replace(
-                add,
-                action="change",
-                old=cur.value,
-                note=f"your command spells it {written_name}: {why}",
-            )
-        notes.append(f"already set: {cur.written}")
+            note = f"your command spells it {written_name}: {why}"
+            return replace(add, action="change", old=cur.value, note=note)
+        have.notes.append(f"already set: {cur.written}")
         return None
     if switch and bool_literal(add.value) is False and not _negatable(add, dst, reg):
         return replace(add, action="remove", value=None, text=cur.written)
     return replace(add, action="change", old=cur.value if cur.value is not None else "true")
 
 
-def _compare_remove(
-    rem: FlagChange, have: _Have, dst: str | None, reg: Registry, notes: list[str]
-) -> FlagChange | None:
+def _compare_remove(rem: FlagChange, have: _Against) -> FlagChange | None:
     """The removal a fix's ``remove`` item makes, or None (with a note) when there is none."""
     if rem.kind == "pin":
         return rem
     if rem.kind == "flag":
         cur = have.flags.get(rem.name)
         if cur is None:
-            notes.append(f"not in your command: {rem.text} (nothing to remove)")
-        elif rem.value is not None and not reg.same_value(rem.name, cur.value, rem.value, dst):
-            notes.append(f"your command has {cur.written}, not {rem.text}: left as is")
+            have.notes.append(f"not in your command: {rem.text} (nothing to remove)")
+        elif rem.value is not None and not _same(have, rem, cur):
+            have.notes.append(f"your command has {cur.written}, not {rem.text}: left as is")
         else:
             return replace(rem, value=cur.value, text=cur.written)
         return None
     value = have.env.get(rem.name)
     if value is None:
-        notes.append(f"not in your command: {rem.text} (nothing to remove)")
+        have.notes.append(f"not in your command: {rem.text} (nothing to remove)")
     elif rem.value is not None and value != rem.value:
-        notes.append(f"your command has {rem.name}={value}, not {rem.text}: left as is")
+        have.notes.append(f"your command has {rem.name}={value}, not {rem.text}: left as is")
     else:
         return replace(rem, value=value, text=f"{rem.name}={value}")
     return None
+
+
+def _same(have: _Against, rem: FlagChange, cur: Flag) -> bool:
+    return have.reg.same_value(rem.name, cur.value, rem.value, have.dst)
 
 
 def _for_release(ch: FlagChange, fw: str | None, version: str, reg: Registry) -> FlagChange:
