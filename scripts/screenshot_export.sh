@@ -38,7 +38,7 @@ trap 'rm -rf "$work"' EXIT
 if [ -z "$html" ]; then
     # The two commands this needs (ingest, export), without loading the rest of the CLI.
     deploykb() {
-        (cd "$repo" && "$py" -c 'import agent.cli.commands.listing, agent.cli.commands.export
+        (cd "$repo" && "$py" -c 'import agent.cli.commands.listing, agent.cli.commands.table
 from agent.cli.app import app
 app(prog_name="deploykb")' "$@")
     }

@@ -13,8 +13,8 @@ import pytest
 from markdown_it import MarkdownIt
 from typer.testing import CliRunner
 
-import agent.cli.commands.export as export_cmd
 import agent.cli.commands.listing  # noqa: F401  (more than one command, as in the real CLI)
+import agent.cli.commands.table as export_cmd
 from agent.cli.app import app
 from kb.errors import ExportError
 from kb.export import (

@@ -82,7 +82,7 @@ def test_the_one_console_command_is_the_cli_entry_point(wheel, tmp_path):
     scripts = archive.read(entry_points).decode().split("[console_scripts]", 1)[1]
     assert [line.strip() for line in scripts.strip().splitlines()] == ["deploykb = agent.cli:main"]
     names = set(archive.namelist())
-    for command in ("add", "ask", "export", "ingest", "lint", "listing", "show", "triage"):
+    for command in ("add", "ask", "indexing", "lint", "listing", "show", "table", "triage"):
         assert f"agent/cli/commands/{command}.py" in names
     archive.extractall(tmp_path)
     proc = subprocess.run(

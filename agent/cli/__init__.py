@@ -25,11 +25,11 @@ from agent.cli.app import app  # noqa: E402
 from agent.cli.commands import (  # noqa: E402,F401  (each registers its commands)
     add,
     ask,
-    export,
-    ingest,
+    indexing,
     lint,
     listing,
     show,
+    table,
     triage,
 )
 
