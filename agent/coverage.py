@@ -33,7 +33,9 @@ def families_of(finding: Finding) -> frozenset[str]:
     fams = {family_of(c) for c in of_finding(finding)}
     if any(s.cls == "oom" for s in finding.symptoms):
         fams.add("oom")
-    if (finding.hardware.sm or "").startswith("gfx") or "mi3" in (finding.hardware.gpu or "").lower():
+    if (finding.hardware.sm or "").startswith("gfx") or "mi3" in (
+        finding.hardware.gpu or ""
+    ).lower():
         fams.add("rocm")
     if finding.hardware.count and finding.hardware.count > 8:
         fams.add("multi-node")
@@ -71,7 +73,7 @@ def _named_generation(gpu: str | None) -> str | None:
 
 def coverage(findings: Iterable[Finding]) -> Coverage:
     from agent.components import vocabulary
-    from agent.registry import normalize_framework
+    from kb.frameworks import normalise_framework
 
     findings = list(findings)
     fam_count: dict[str, int] = {}
@@ -83,7 +85,7 @@ def coverage(findings: Iterable[Finding]) -> Coverage:
             fam_count[fam] = fam_count.get(fam, 0) + 1
         gen = generation_of(f)
         gen_count[gen] = gen_count.get(gen, 0) + 1
-        fw = normalize_framework(f.framework.name) or (f.framework.name or "unknown").lower()
+        fw = normalise_framework(f.framework.name) or (f.framework.name or "unknown").lower()
         fw_count[fw] = fw_count.get(fw, 0) + 1
         if f.status in ("works", "works-with-flags") and f.working_command:
             working += 1

@@ -140,48 +140,14 @@ def nearest_working(
     """The working deployments nearest to the user's: same GPU generation first, then
     architecture-trait similarity, quantization, framework, framework version. A deployment
     that shares neither the GPU generation nor any architecture trait is not near."""
-    from agent.context import quantization_similarity, sm_similarity, trait_similarity
-    from agent.registry import normalize_framework
-
     skip = set(exclude)
-    user_fw = ctx.framework or (ctx.command.framework if ctx.command else None)
-    user_quant = ctx.quantization or (ctx.arch.quantization if ctx.arch else None)
     ranked = []
     for f in findings:
         if f.id in skip or not _may_work(f):
             continue
-        reasons: list[str] = []
-        sm = sm_similarity(ctx.sm, f.hardware.sm) if ctx.sm and f.hardware.sm else 0.0
-        if sm == 1.0:
-            reasons.append(f"same GPU generation ({f.hardware.sm}, {f.hardware.gpu})")
-        elif sm > 0:
-            reasons.append(f"related GPU ({f.hardware.sm} vs {ctx.sm})")
-        traits = 0.0
-        if ctx.arch is not None and (ctx.arch.model_type or ctx.arch.traits):
-            traits, why = trait_similarity(ctx.arch, traits_of(f))
-            reasons.extend(why)
-        if sm == 0.0 and traits == 0.0:
-            continue
-        quant = quantization_similarity(user_quant, f.quantization) if user_quant else 0.0
-        if quant == 1.0:
-            reasons.append(f"same quantization ({f.quantization})")
-        f_fw = normalize_framework(f.framework.name)
-        same_fw = 1.0 if user_fw and f_fw == normalize_framework(user_fw) else 0.0
-        if same_fw:
-            reasons.append(f"same framework ({f.framework.name})")
-        same_version = (
-            1.0
-            if same_fw
-            and ctx.framework_version
-            and f.framework.version
-            and ctx.framework_version.strip().lower() == f.framework.version.strip().lower()
-            else 0.0
-        )
-        if same_version:
-            reasons.append(f"same version ({f.framework.version})")
-        complete = 1.0 if f.working_command or f.failing_command else 0.0
-        key = (sm, traits, quant, same_fw, same_version, complete)
-        ranked.append((key, f.id, f, tuple(reasons)))
+        near = _nearness(ctx, f, traits_of)
+        if near is not None:
+            ranked.append((near[0], f.id, f, near[1]))
     ranked.sort(key=lambda t: (tuple(-k for k in t[0]), t[1]))
     out: list[WorkingDeployment] = []
     for _, _, f, reasons in ranked:  # commands are built for the nearest only: parsing costs
@@ -191,6 +157,49 @@ def nearest_working(
             if len(out) == limit:
                 break
     return tuple(out)
+
+
+def _nearness(
+    ctx: QueryContext, f: Finding, traits_of: Callable[[Finding], ArchTraits]
+) -> tuple[tuple[float, ...], tuple[str, ...]] | None:
+    """How near ``f`` runs to the user's deployment (the sort key: GPU generation, architecture
+    traits, quantization, framework, version, a whole command), and why; None when it shares
+    neither the GPU generation nor any architecture trait."""
+    from agent.context import quantization_similarity, sm_similarity, trait_similarity
+    from kb.frameworks import normalise_framework
+
+    reasons: list[str] = []
+    sm = sm_similarity(ctx.sm, f.hardware.sm) if ctx.sm and f.hardware.sm else 0.0
+    if sm == 1.0:
+        reasons.append(f"same GPU generation ({f.hardware.sm}, {f.hardware.gpu})")
+    elif sm > 0:
+        reasons.append(f"related GPU ({f.hardware.sm} vs {ctx.sm})")
+    traits = 0.0
+    if ctx.arch is not None and (ctx.arch.model_type or ctx.arch.traits):
+        traits, why = trait_similarity(ctx.arch, traits_of(f))
+        reasons.extend(why)
+    if sm == 0.0 and traits == 0.0:
+        return None
+    user_quant = ctx.quantization or (ctx.arch.quantization if ctx.arch else None)
+    quant = quantization_similarity(user_quant, f.quantization) if user_quant else 0.0
+    if quant == 1.0:
+        reasons.append(f"same quantization ({f.quantization})")
+    user_fw = ctx.framework or (ctx.command.framework if ctx.command else None)
+    same_fw = bool(user_fw) and normalise_framework(f.framework.name) == normalise_framework(
+        user_fw
+    )
+    if same_fw:
+        reasons.append(f"same framework ({f.framework.name})")
+    same_version = same_fw and _same_text(ctx.framework_version, f.framework.version)
+    if same_version:
+        reasons.append(f"same version ({f.framework.version})")
+    complete = 1.0 if f.working_command or f.failing_command else 0.0
+    key = (sm, traits, quant, float(same_fw), float(same_version), complete)
+    return key, tuple(reasons)
+
+
+def _same_text(a: str | None, b: str | None) -> bool:
+    return bool(a and b) and a.strip().lower() == b.strip().lower()  # type: ignore[union-attr]
 
 
 def _may_work(f: Finding) -> bool:
@@ -228,21 +237,19 @@ def command_diff(
     the user's flags and variables the working command does not have, to remove (when ``working``
     is not ``complete``, only the flags its record lists, each removal says so in its note).
     Descriptive flags (see ``data/differential.json``) come back apart from the behavioural ones."""
-    from agent.flags import diff, diff_with_notes, render_flag
-    from agent.registry import load_registry, normalize_framework
+    from agent.flags import diff_changes
+    from agent.flags.diff import translate
+    from agent.registry import load_registry
+    from kb.frameworks import normalise_framework
 
     reg = load_registry()
-    src = normalize_framework(working.framework or working_framework)
-    dst = normalize_framework(current.framework) or src
+    src = normalise_framework(working.framework or working_framework)
+    dst = normalise_framework(current.framework) or src
     src = src or dst
-    fix = Fix(
-        add=tuple(render_flag(f, src, registry=reg) for f in working.flags),
-        env=tuple(f"{k}={v}" for k, v in working.env),
-    )
-    changes, notes = diff_with_notes(current, fix, finding_framework=src, target_framework=dst)
+    adds = _as_changes(working, src, reg)
+    changes, notes = diff_changes(current, adds, source_framework=src, target_framework=dst)
     out = list(changes)
-    target = diff(None, fix, finding_framework=src, target_framework=dst)
-    names = {(c.kind, c.name) for c in target}
+    names = {(c.kind, c.name) for c in translate(adds, src, dst, reg, None, [])}
     note = None if complete else UNLISTED
     for f in current.flags:
         if ("flag", f.name) not in names:
@@ -267,6 +274,21 @@ def command_diff(
     desc = tuple(c for c in desc if c in out)
     behav = tuple(c for c in out if c not in desc)
     return CommandDiff(desc, behav, kept_notes)
+
+
+def _as_changes(working: LaunchConfig, framework: str | None, reg) -> list[FlagChange]:
+    """The working command's flags and variables as changes that add them, in its own terms."""
+    from agent.flags import render_flag
+
+    flags = [
+        FlagChange("flag", "add", f.name, f.value, text=render_flag(f, framework, registry=reg))
+        for f in working.flags
+    ]
+    env = [
+        FlagChange("env", "add", reg.canonical_env(k, framework), v, text=f"{k}={v}")
+        for k, v in working.env
+    ]
+    return flags + env
 
 
 # --- what was tried --------------------------------------------------------------------------
@@ -458,11 +480,14 @@ def evidence_candidates(
     Left out: what the user's command already has, what a diff candidate already covers."""
     from agent.components import label, of_finding
     from agent.context import sm_similarity
-    from agent.flags import diff
+    from agent.flags import diff_changes
+    from kb.frameworks import normalise_framework
 
     wcomps = of_finding(working)
     if not wcomps or not ctx.sm or ctx.command is None:
         return ()
+    dst = ctx.command.framework or normalise_framework(framework)
+    src = normalise_framework(framework) or dst
     skip = set(exclude) | {working.id}
     covered = {(c.change.kind, c.change.name) for c in have}
     out: dict[tuple[str, str, str | None], Candidate] = {}
@@ -480,7 +505,10 @@ def evidence_candidates(
                 continue
             if (change.kind, change.name) in covered:
                 continue
-            if not diff(ctx.command, Fix(add=(change.text,)), finding_framework=framework):
+            needed, _ = diff_changes(
+                ctx.command, [change], source_framework=src, target_framework=dst
+            )
+            if not needed:
                 continue  # the user's command already has it
             ev = evidence(
                 change, findings, classes=classes, components=components, framework=framework
@@ -517,6 +545,37 @@ def _direction(c: Candidate, working_id: str) -> str:
     return f"{working_id} runs with it"
 
 
+def _why(c: Candidate, members: Sequence[Candidate], working_id: str) -> str:
+    """Why one change is in its step: what tried it, what it fixed, the trait behind it."""
+    name = c.change.text or c.change.name
+    if c.tried_by:
+        alone = (
+            " rather than alone"
+            if any(not m.tried_by for m in members)
+            else "; the changes of this step are recorded as tried separately, not together"
+        )
+        return (
+            f"{name}: tried without effect ({_who(c.tried_by)}), "
+            f"but {_direction(c, working_id)}, so it goes with this step" + alone
+        )
+    parts = [p for p in (c.why, c.trait) if p]
+    if c.fixed:
+        k = len(c.fixed)
+        parts.append(
+            f"fixed {k} recorded case{'s' if k != 1 else ''} of the same kind of failure "
+            f"({', '.join(c.fixed)})"
+        )
+    if c.failed:
+        parts.append(f"tried without effect in {', '.join(c.failed)}")
+    if not parts:
+        parts.append(
+            f"{_direction(c, working_id)}; the knowledge base has no other evidence about it"
+        )
+    else:
+        parts.append(_direction(c, working_id))
+    return f"{name}: " + "; ".join(parts)
+
+
 def make_plan(
     cands: Sequence[tuple[Candidate, str | None]],
     *,
@@ -550,41 +609,7 @@ def make_plan(
 
     plan: list[PlanStep] = []
     for n, members in enumerate(steps, 1):
-        why: list[str] = []
-        for c in members:
-            if c.tried_by:
-                why.append(
-                    f"{c.change.text or c.change.name}: tried without effect ({_who(c.tried_by)}), "
-                    f"but {_direction(c, working_id)}, so it goes with this step"
-                    + (
-                        " rather than alone"
-                        if any(not m.tried_by for m in members)
-                        else "; the changes of this step are recorded as tried separately, "
-                        "not together"
-                    )
-                )
-                continue
-            parts = []
-            if c.why:
-                parts.append(c.why)
-            if c.trait:
-                parts.append(c.trait)
-            if c.fixed:
-                k = len(c.fixed)
-                parts.append(
-                    f"fixed {k} recorded case{'s' if k != 1 else ''} of the same kind of failure "
-                    f"({', '.join(c.fixed)})"
-                )
-            if c.failed:
-                parts.append(f"tried without effect in {', '.join(c.failed)}")
-            if not parts:
-                parts.append(
-                    f"{_direction(c, working_id)}; the knowledge base has no other "
-                    "evidence about it"
-                )
-            else:
-                parts.append(_direction(c, working_id))
-            why.append(f"{c.change.text or c.change.name}: " + "; ".join(parts))
+        why = [_why(c, members, working_id) for c in members]
         failure = f"the failure ({symptom})" if symptom else "the failure"
         later = (
             f"go on to step {n + 1}, keeping this step's changes"

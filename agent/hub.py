@@ -22,8 +22,13 @@ from kb.errors import ConfigFetchError, ModelNotFoundError
 if TYPE_CHECKING:  # httpx is imported where a request is made, not at CLI start-up
     import httpx
 
+    from kb.records import ArchTraits
+
 __all__ = [
     "DEFAULT_HF_ENDPOINT",
+    "is_hub_id",
+    "model_context",
+    "model_reference",
     "SERVER_INFO_PATHS",
     "default_cache_dir",
     "ServerInfo",
@@ -45,17 +50,44 @@ def default_cache_dir(env: Mapping[str, str] = os.environ) -> Path:
 
 
 def _read_json_file(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigFetchError(f"{path}: cannot read ({exc.strerror})") from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigFetchError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
+    from kb.dataload import read_json
+
+    data = read_json(path, error=ConfigFetchError)
     if not isinstance(data, dict):
         raise ConfigFetchError(f"{path}: expected a JSON object, found {type(data).__name__}")
     return data
+
+
+def is_hub_id(model: str) -> bool:
+    """``org/name`` as the Hugging Face Hub spells a model id (the one test of it)."""
+    return bool(_HUB_ID.match(model))
+
+
+def model_reference(model: str) -> str:
+    """What ``--model`` names: ``"local"`` (a folder or file here), ``"missing"`` (a path that
+    does not exist here), ``"hub"`` (a Hugging Face id) or ``"name"`` (a bare name, nothing to
+    look up)."""
+    if Path(model).expanduser().exists():
+        return "local"
+    if model.startswith(("/", "./", "../", "~")):
+        return "missing"
+    return "hub" if is_hub_id(model) else "name"
+
+
+def model_context(
+    model: str, *, client: httpx.Client | None = None, must_exist: bool = True
+) -> ArchTraits | None:
+    """The architecture traits in ``model``'s config.json (:func:`load_model_config`), for
+    ``ask`` and ``add`` alike. None for a bare name, and for a path that does not exist here
+    unless ``must_exist`` (a path in a launch command names a folder on the serving host).
+    Raises ``ModelNotFoundError`` when the Hub has no such model and ``ConfigFetchError`` when
+    the config cannot be read; what that means for the answer is the caller's to say."""
+    from agent.context import traits_from_config
+
+    kind = model_reference(model)
+    if kind == "name" or (kind == "missing" and not must_exist):
+        return None
+    return traits_from_config(load_model_config(model, client=client))
 
 
 def _looks_like_path(model: str) -> bool:
@@ -123,7 +155,7 @@ def load_model_config(
         return _read_json_file(local)
     if _looks_like_path(model):
         raise ConfigFetchError(f"{model}: no such file or directory; {_FALLBACK}")
-    if not _HUB_ID.match(model):
+    if not is_hub_id(model):
         raise ConfigFetchError(
             f"model '{model}': not a local directory or a Hugging Face id like 'org/name'; "
             f"{_FALLBACK}"

@@ -221,10 +221,10 @@ def context_score(
         elif sim > 0:
             reasons.append(f"related quantization ({finding.quantization} vs {q_user})")
     if ctx.framework:
-        from agent.registry import normalize_framework
+        from kb.frameworks import normalise_framework
 
         def norm(name: str | None) -> str:
-            return normalize_framework(name) or (name or "").lower()
+            return normalise_framework(name) or (name or "").lower()
 
         f_name = norm(finding.framework.name)
         sim = 1.0 if f_name and f_name == norm(ctx.framework) else 0.0

@@ -124,12 +124,12 @@ def _quantization(text: str) -> str | None:
 
 
 def _framework(text: str) -> tuple[str | None, str | None]:
-    from agent.registry import normalize_framework
+    from kb.frameworks import normalise_framework
 
     m = _FRAMEWORK.search(text)
     if not m:
         return None, None
-    name = normalize_framework(m.group(1))
+    name = normalise_framework(m.group(1))
     version = m.group(2)
     if name == "vllm" and not version:
         v = _VLLM_VERSION.search(text)

@@ -10,35 +10,18 @@ translated to the vLLM spelling where an equivalent exists.
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from kb.errors import DeployKBError
+from kb.frameworks import normalise_framework
 from kb.records import Flag
 from kb.resources import data_file
 
-FRAMEWORKS = ("sglang", "vllm", "tensorrt-llm")
-
 _TRUE = frozenset({"true", "1", "yes", "y", "on"})
 _FALSE = frozenset({"false", "0", "no", "n", "off"})
-
-
-def normalize_framework(name: str | None) -> str | None:
-    """``"SGLang main"`` -> ``"sglang"``, ``"1Cat-vLLM 0.0.3"`` -> ``"vllm"``, ``"trtllm"`` ->
-    ``"tensorrt-llm"``; ``None`` when the text names none of the three."""
-    if not name:
-        return None
-    low = name.lower()
-    if "sglang" in low:
-        return "sglang"
-    if "vllm" in low:
-        return "vllm"
-    if "tensorrt" in low or "trtllm" in low or "trt-llm" in low:
-        return "tensorrt-llm"
-    return None
 
 
 def bool_literal(text: str | None) -> bool | None:
@@ -66,7 +49,8 @@ def version_tuple(text: str) -> tuple[int, ...] | None:
 def _in_ranges(version: str, runs: list) -> bool:
     v = version_tuple(version)
     return v is not None and any(
-        version_tuple(a) <= v <= version_tuple(b) for a, b in runs  # type: ignore[operator]
+        version_tuple(a) <= v <= version_tuple(b)
+        for a, b in runs  # type: ignore[operator]
     )
 
 
@@ -178,8 +162,11 @@ class Registry:
                 choices = tuple(raw.get("choices", ()))
             else:
                 aliases = tuple(
-                    s for s, e in spells.items()
-                    if s != name and latest is not None and _in_ranges(latest, e["versions"])
+                    s
+                    for s, e in spells.items()
+                    if s != name
+                    and latest is not None
+                    and _in_ranges(latest, e["versions"])
                     and not _in_ranges(latest, e.get("deprecated", []))
                 )
                 runs = raw.get("choices", [])
@@ -220,8 +207,9 @@ class Registry:
             if entry.get("to"):
                 renamed[_key(old)] = {"from": old, **entry, "registered": False}
             else:  # seen in the wild, in no release read: known, without versions
-                specs[old] = FlagSpec(name=old, framework=fw, takes_value=True,
-                                      note=entry.get("note"))
+                specs[old] = FlagSpec(
+                    name=old, framework=fw, takes_value=True, note=entry.get("note")
+                )
                 index[_key(old)] = old
         self._specs[fw] = specs
         self._index[fw] = index
@@ -239,7 +227,7 @@ class Registry:
     def _fwname(self, framework: str | None) -> str | None:
         if framework in self._fw:
             return framework
-        return normalize_framework(framework)
+        return normalise_framework(framework)
 
     def _resolve(self, name: str, framework: str | None) -> tuple[str | None, dict | None]:
         """(canonical name or None, rename entry or None) for a written flag name."""
@@ -315,7 +303,9 @@ class Registry:
         if not entry.get("registered"):
             return f"{fw} registers {canon}, not {entry['from']}"
         if entry.get("canonical"):
-            text = f"{entry['from']} is the {shown} {_runs_text(entry['canonical'])} name of {canon}"
+            text = (
+                f"{entry['from']} is the {shown} {_runs_text(entry['canonical'])} name of {canon}"
+            )
         else:
             text = f"{entry['from']} is a deprecated {fw} spelling of {canon}"
         if entry.get("deprecated") and entry.get("canonical"):
@@ -401,8 +391,9 @@ class Registry:
         text = spec.doc or ""
         if spec.kind == "flag":
             if not spec.takes_value:
-                kind = "switch" + (f"; {'--no-' + spec.name[2:]} turns it off" if spec.negatable
-                                   else "")
+                kind = "switch" + (
+                    f"; {'--no-' + spec.name[2:]} turns it off" if spec.negatable else ""
+                )
             elif spec.nargs == "+":
                 kind = "takes one or more values"
             elif spec.nargs == "?":
@@ -452,30 +443,48 @@ class Registry:
             return None
         shown = DISPLAY.get(fw, fw)
         if not version or not version.strip():
-            return Release(fw, None, f"{shown} version unknown: flags not checked against a release")
+            return Release(
+                fw, None, f"{shown} version unknown: flags not checked against a release"
+            )
         first = re.match(r"\s*(?:>=|≥)?\s*v?(\d+(?:\.\d+)+)", version)  # ">=0.18.0": the oldest
         want = version_tuple(first.group(1)) if first else None  # "0.25.1, torch 2.11"
         if want is None:  # "patched vLLM 0.28.0", "lmsysorg/sglang:v0.5.9", "vllm v0.17.1 in ..."
-            m = re.search(r"(?:sglang|vllm|tensorrt-llm|trt-?llm|vllm/vllm-openai(?:-rocm)?)"
-                          r"[\s:=@-]*v?(\d+(?:\.\d+)+)", version, re.I)
+            m = re.search(
+                r"(?:sglang|vllm|tensorrt-llm|trt-?llm|vllm/vllm-openai(?:-rocm)?)"
+                r"[\s:=@-]*v?(\d+(?:\.\d+)+)",
+                version,
+                re.I,
+            )
             want = version_tuple(m.group(1)) if m else None
         if want is None:
-            return Release(fw, None, f"{shown} {version.strip()} is not a release number: flags "
-                                     "not checked against a release")
+            return Release(
+                fw,
+                None,
+                f"{shown} {version.strip()} is not a release number: flags "
+                "not checked against a release",
+            )
         tuples = [(version_tuple(v), v) for v in known]
         same_minor = [v for t, v in tuples if t is not None and t[:2] == want[:2]]
         before = [v for t, v in tuples if t is not None and t <= want]
         if same_minor and not (before and version_tuple(before[-1])[:2] == want[:2]):
             before = same_minor[:1]  # 0.11.0 -> 0.11.2 when 0.11.2 is the release read
         if not before:
-            return Release(fw, None, f"{shown} {version.strip()} is older than the oldest release "
-                                     f"the flag registry read ({known[0]}): flags not checked")
+            return Release(
+                fw,
+                None,
+                f"{shown} {version.strip()} is older than the oldest release "
+                f"the flag registry read ({known[0]}): flags not checked",
+            )
         got = before[-1]
         if version_tuple(got) == want:
             return Release(fw, got)
         if got == known[-1] and want > version_tuple(got):  # type: ignore[operator]
-            return Release(fw, got, f"{shown} {version.strip()} is newer than the newest release "
-                                    f"the flag registry read; checked against {got}")
+            return Release(
+                fw,
+                got,
+                f"{shown} {version.strip()} is newer than the newest release "
+                f"the flag registry read; checked against {got}",
+            )
         return Release(fw, got, f"{shown} {version.strip()} checked against {got}")
 
     def _setting_spellings(self, canon: str, fw: str) -> list[dict]:
@@ -511,8 +520,7 @@ class Registry:
         canon, _ = self._resolve(name, fw)
         if canon is None or fw is None:
             return None
-        firsts = [e["versions"][0][0] for e in self._setting_spellings(canon, fw)
-                  if e["versions"]]
+        firsts = [e["versions"][0][0] for e in self._setting_spellings(canon, fw) if e["versions"]]
         return min(firsts, key=lambda v: version_tuple(v) or ()) if firsts else None
 
     def accepts(self, name: str, framework: str | None, version: str) -> bool:
@@ -548,8 +556,9 @@ class Registry:
                 return tuple(run["values"])
         return ()
 
-    def value_in(self, name: str, value: str | None, framework: str | None,
-                 version: str) -> str | None:
+    def value_in(
+        self, name: str, value: str | None, framework: str | None, version: str
+    ) -> str | None:
         """``value`` as release ``version`` accepts it: a value alias that release knows
         (``--attention-backend dsa`` is ``nsa`` up to SGLang 0.5.12), else ``value``."""
         if value is None:
@@ -568,8 +577,9 @@ class Registry:
         low = {c.lower(): c for c in choices}
         return low.get(value.lower(), value)
 
-    def version_issues(self, name: str, value: str | None, framework: str | None,
-                       version: str) -> tuple[VersionIssue, ...]:
+    def version_issues(
+        self, name: str, value: str | None, framework: str | None, version: str
+    ) -> tuple[VersionIssue, ...]:
         """What release ``version`` says about ``name value``: missing there (with the release
         it first appears in or was removed in), spelled otherwise, or a value it rejects."""
         fw = self._fwname(framework)
@@ -584,8 +594,11 @@ class Registry:
             if first and version_tuple(first) > version_tuple(version):  # type: ignore[operator]
                 why = f"{canon.split('.', 1)[0]} first appears in {DISPLAY.get(fw, fw)} {first}"
             else:
-                last = max((e["versions"][-1][1] for e in self._setting_spellings(canon, fw)),
-                           key=lambda v: version_tuple(v) or (), default=None)
+                last = max(
+                    (e["versions"][-1][1] for e in self._setting_spellings(canon, fw)),
+                    key=lambda v: version_tuple(v) or (),
+                    default=None,
+                )
                 why = f"{canon} is not in {shown}" + (f" (last in {last})" if last else "")
             return (VersionIssue("missing", f"{why}; {shown} does not accept {written}"),)
         out: list[VersionIssue] = []
@@ -596,9 +609,12 @@ class Registry:
             fixed = self.value_in(written, value, fw, version)
             if fixed not in choices:
                 shown_choices = ", ".join(choices[:14]) + (", ..." if len(choices) > 14 else "")
-                out.append(VersionIssue(
-                    "choice", f"{shown} does not accept {here} {value} (choices: {shown_choices})"
-                ))
+                out.append(
+                    VersionIssue(
+                        "choice",
+                        f"{shown} does not accept {here} {value} (choices: {shown_choices})",
+                    )
+                )
         return tuple(out)
 
     # --- environment variables, packages, images ---------------------------------------------
@@ -613,7 +629,7 @@ class Registry:
         block = self._fw[fw]
         for old, new in block.get("env_prefix_aliases", {}).items():
             if name.startswith(old):
-                name = new + name[len(old):]
+                name = new + name[len(old) :]
         entry = _env_vars(block).get(name, {})
         return entry.get("renamed_to", name)
 
@@ -710,37 +726,55 @@ class Registry:
         else:
             written = name.strip() if value is None else f"{name.strip()} {value}"
         key = self._member_key(kind, name, src)
-        mentioned = False
-        for eq in self._equivalents:
-            members = eq["members"]
-            if members.get(src) != key or dst not in members:
-                continue
-            mentioned = True
-            if target_version and not self._member_in(members[dst], dst, target_version):
-                continue
-            out_value = value
-            if "values" in eq:
-                row = next(
-                    (r for r in eq["values"] if src in r and dst in r
-                     and self.same_value(name, r[src], value, src)),
-                    None,
-                )
-                if row is None:
-                    continue
-                out_value = row[dst]
-            note = f"translated from {src} {written}"
-            if eq.get("match") == "approximate" or eq.get("approximate"):
-                note += f" (approximate: {eq.get('caveat') or eq.get('note') or 'not identical'})"
-            elif eq.get("caveat"):
-                note += f" ({eq['caveat']})"
-            member = members[dst]
-            if member.startswith("env:"):
-                return Equivalent("env", member[4:], out_value, note)
-            if member.startswith("config:"):
-                return Equivalent("config", member[7:], out_value, note)
-            return Equivalent("flag", member, out_value, note)
-        if mentioned or kind != "flag":
+        listed = [
+            eq for eq in self._equivalents if eq["members"].get(src) == key and dst in eq["members"]
+        ]
+        for eq in listed:
+            found = self._listed_equivalent(eq, name, value, src, dst, written, target_version)
+            if found is not None:
+                return found
+        if listed or kind != "flag":
             return None
+        return self._same_name(name, value, src, dst, written)
+
+    def _listed_equivalent(
+        self,
+        eq: dict,
+        name: str,
+        value: str | None,
+        src: str,
+        dst: str,
+        written: str,
+        target_version: str | None,
+    ) -> Equivalent | None:
+        """The counterpart one registry entry gives, or None when its target member is not in
+        ``target_version`` or its value map has no row for ``value``."""
+        members = eq["members"]
+        if target_version and not self._member_in(members[dst], dst, target_version):
+            return None
+        out_value = value
+        if "values" in eq:
+            rows = (r for r in eq["values"] if src in r and dst in r)
+            row = next((r for r in rows if self.same_value(name, r[src], value, src)), None)
+            if row is None:
+                return None
+            out_value = row[dst]
+        note = f"translated from {src} {written}"
+        if eq.get("match") == "approximate" or eq.get("approximate"):
+            note += f" (approximate: {eq.get('caveat') or eq.get('note') or 'not identical'})"
+        elif eq.get("caveat"):
+            note += f" ({eq['caveat']})"
+        member = members[dst]
+        if member.startswith("env:"):
+            return Equivalent("env", member[4:], out_value, note)
+        if member.startswith("config:"):
+            return Equivalent("config", member[7:], out_value, note)
+        return Equivalent("flag", member, out_value, note)
+
+    def _same_name(
+        self, name: str, value: str | None, src: str, dst: str, written: str
+    ) -> Equivalent | None:
+        """A flag no entry lists: the target's flag of the same name, when it takes the value."""
         canon = self.canonical(name, src)
         target_spec = self.spec(canon, dst)
         if target_spec is None or target_spec.name != canon:
@@ -774,7 +808,7 @@ def installed_version(framework: str | None) -> str | None:
     metadata (``importlib.metadata``; the framework is never imported), or None."""
     from importlib import metadata
 
-    fw = normalize_framework(framework)
+    fw = normalise_framework(framework)
     package = {"sglang": "sglang", "vllm": "vllm", "tensorrt-llm": "tensorrt_llm"}.get(fw or "")
     if package is None:
         return None
@@ -786,15 +820,9 @@ def installed_version(framework: str | None) -> str | None:
 
 @functools.lru_cache(maxsize=8)
 def _load(path: str) -> Registry:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DeployKBError(f"{path}: cannot read the flag registry ({exc.strerror})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DeployKBError(f"{path}:{exc.lineno}: flag registry is not valid JSON") from None
-    return Registry(data, path)
+    from kb.dataload import read_json
+
+    return Registry(read_json(Path(path)), path)
 
 
 def load_registry(path: str | Path | None = None) -> Registry:

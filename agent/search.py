@@ -71,7 +71,7 @@ def line_keys_version() -> str:
     import hashlib
 
     from agent import components as C
-    from agent import triage as T
+    from agent import logs as T
     from kb.resources import data_file
 
     h = hashlib.sha256()
@@ -105,7 +105,7 @@ def _digest_code(h, code) -> None:
 
 def line_keys(text: str) -> frozenset[str]:
     """The match keys of a line: the content words of its signature."""
-    from agent.triage import signature
+    from agent.logs import signature
 
     return M.tokens(signature(text))
 
@@ -242,7 +242,7 @@ class Searcher:
 
     def _symptom_lines(self) -> dict[str, list[tuple[str, frozenset[str]]]]:
         if self._sym_lines is None:
-            from agent.triage import signature
+            from agent.logs import signature
 
             self._sym_lines = {
                 fid: [(s.text, M.tokens(signature(s.text))) for s in f.symptoms]

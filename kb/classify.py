@@ -1,12 +1,11 @@
 """Symptom classes of an error line, by the class rules of ``data/triage.json``.
 
-One rule set serves both sides of a match: the log triage of ``ask`` (``agent.triage``) and the
+One rule set serves both sides of a match: the log triage of ``ask`` (``agent.logs``) and the
 free-form findings parser (``kb.parse``), so a line gets the same class wherever it comes from.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 from typing import Any
@@ -47,13 +46,11 @@ def compile_classes(entries: Any, origin: str = "data/triage.json") -> ClassRule
 
 @lru_cache(maxsize=1)
 def class_rules() -> ClassRules:
+    from kb.dataload import load_json_data
     from kb.resources import data_file
 
+    raw = load_json_data("triage.json")
     path = data_file("triage.json")
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise DeployKBError(f"{path}: cannot read the triage rules ({exc})") from None
     return compile_classes(raw.get("classes"), str(path))
 
 

@@ -1,7 +1,9 @@
-"""One reader for the small JSON data files the code reads (``data/*.json``), with one error policy.
+"""One reader for the JSON files the code reads, with one translation of what can go wrong.
 
-A missing or broken shipped data file is a bug in the installation, reported in one line naming the
-file (and the line of a JSON syntax error), never a traceback.
+The shipped data files (``data/*.json``: :func:`load_json_data`) and the JSON a user hands over (a
+model's ``config.json``, a saved ``ask --json`` answer) are read by :func:`read_json`: a missing,
+unreadable or broken file is one line naming the file (and the line of a JSON syntax error) in the
+error class the caller chooses, never a traceback.
 """
 
 from __future__ import annotations
@@ -15,18 +17,29 @@ from kb.errors import DeployKBError
 from kb.resources import data_file
 
 
-def read_json(path: Path) -> Any:
-    """Parse one JSON file; errors name the file and line."""
+def read_json(
+    path: Path,
+    *,
+    error: type[DeployKBError] = DeployKBError,
+    origin: str | None = None,
+    not_json: str | None = None,
+) -> Any:
+    """Parse one JSON file. Failures raise ``error`` as ``ORIGIN[:LINE]: what went wrong``
+    (``origin`` defaults to the path); ``not_json`` replaces the decoder's own words for a file
+    that is not JSON (``"not JSON; save it with ..."``: what to do instead)."""
+    where = origin or str(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise DeployKBError(f"{path}: data file not found") from None
+        raise error(f"{where}: no such file") from None
     except OSError as exc:
-        raise DeployKBError(f"{path}: cannot read data file ({exc.strerror})") from None
+        raise error(f"{where}: cannot read ({exc.strerror})") from None
     except UnicodeDecodeError:
-        raise DeployKBError(f"{path}: data file is not UTF-8 text") from None
+        raise error(f"{where}: {not_json or 'not UTF-8 text'}") from None
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DeployKBError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+        raise error(f"{where}:{exc.lineno}: {not_json or f'invalid JSON: {exc.msg}'}") from None
 
 
 @lru_cache(maxsize=None)

@@ -2,7 +2,7 @@
 
 ``build_table`` is pure (findings in, ``CompatTable`` out); the renderers turn a table into
 Markdown, CSV, JSON or one self-contained HTML page (``kb.export_html``). ``write_export`` is the
-only I/O. The CSV and JSON layouts are documented in docs/export.md; bump ``SCHEMA_VERSION`` when
+only I/O. The CSV and JSON layouts are documented in docs/export.md; bump ``EXPORT_SCHEMA_VERSION`` when
 they change.
 """
 
@@ -22,7 +22,9 @@ from kb.document import source_url
 from kb.errors import ExportError
 from kb.records import Finding
 
-SCHEMA_VERSION = 3  # 3: status "works-with-flags" as in the findings (was "works with flags"); 2: "conflicting"
+EXPORT_SCHEMA_VERSION = (
+    3  # 3: status "works-with-flags" as in the findings (was "works with flags"); 2: "conflicting"
+)
 
 FORMATS = ("md", "csv", "json", "html")
 
@@ -865,7 +867,7 @@ def table_to_dict(table: CompatTable, link_base: FindingLinks | str | None = Non
             }
         )
     return {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": EXPORT_SCHEMA_VERSION,
         "generated": table.generated,
         "filters": dict(table.filters),
         "statuses": list(STATUS_ORDER),

@@ -329,7 +329,14 @@ def ingest(
                 unreadable.add(str(path.resolve()))
         store.ensure_schema(db)
         report, parsed = _ingest_locked(
-            db, files, unreadable, scopes, embedder_factory, embedder_name, progress, batch_size,
+            db,
+            files,
+            unreadable,
+            scopes,
+            embedder_factory,
+            embedder_name,
+            progress,
+            batch_size,
             prune,
         )
     return replace(
@@ -447,7 +454,7 @@ def _ingest_locked(
             continue
         if row is not None:
             updated += 1
-        store.write_finding(
+        store.put_finding(
             db,
             finding,
             path=f.key,
@@ -535,7 +542,7 @@ def _nothing_to_do(
     tables = set(db.table_names())
     if not {"findings", "embeddings", "meta"} <= tables:
         return None
-    if store.get_meta(db, "schema_version") != store.SCHEMA_VERSION:
+    if store.get_meta(db, "schema_version") != store.INDEX_SCHEMA_VERSION:
         return None  # a migration is due: the locked path does it
     name = embedder_name or store.get_meta(db, "model")
     if name is None or store.get_meta(db, "model") != name:

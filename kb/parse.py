@@ -20,6 +20,7 @@ import yaml
 
 from kb.classify import classify_symptom
 from kb.errors import FindingError
+from kb.frameworks import normalise_framework
 from kb.records import Finding, Fix, Framework, Hardware, ParseResult, ParseWarning, Symptom
 from kb.serialize import clean_block, finding_from_dict, heading_text, markdown_parser
 from kb.versions import PARSER_VERSION  # noqa: F401  (re-exported)
@@ -72,13 +73,18 @@ def parse_text(text: str, path: str) -> ParseResult:
         _check_size(path, len(text.encode("utf-8", "surrogatepass")))
     if "\x00" in text:
         raise FindingError(path, None, "binary file, not Markdown")
-    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    text = _normalised(text)
     if not text.strip():
         raise FindingError(path, None, "empty file")
     lines = text.split("\n")
     if lines[0].rstrip() == "---":
-        return _parse_front_matter(lines, path)
+        return finding_from_front_matter(_front_matter(lines, path), path)
     return parse_free_form(text, path)
+
+
+def _normalised(text: str) -> str:
+    """Without a byte-order mark, every line ending a ``\\n``."""
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _check_size(path: str, size: int) -> None:
@@ -138,7 +144,31 @@ _Loader.add_constructor(
 )
 
 
-def _parse_front_matter(lines: list[str], path: str) -> ParseResult:
+@dataclass(frozen=True)
+class FrontMatter:
+    """A finding file's front matter: the YAML as data, the file line of every key and list item
+    (``"status"``, ``"fix.add.0"``, ``"symptoms.1.class"``), the Markdown body after it, and the
+    warnings reading it gave."""
+
+    data: Any
+    lines: dict[str, int]
+    body: str
+    warnings: tuple[ParseWarning, ...] = ()
+
+
+def read_front_matter(text: str, path: str) -> FrontMatter | None:
+    """The front matter of a finding file, None when the text has none (a free-form notes file).
+    The one reader of it (``lint`` checks its fields with these lines); every problem is a
+    ``FindingError`` naming the file line."""
+    if "\x00" in text:
+        raise FindingError(str(path), None, "binary file, not Markdown")
+    lines = _normalised(text).split("\n")
+    if lines[0].rstrip() != "---":
+        return None
+    return _front_matter(lines, str(path))
+
+
+def _front_matter(lines: list[str], path: str) -> FrontMatter:
     close = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
     if close is None:
         raise FindingError(path, 1, "front matter is not closed: add a '---' line after the fields")
@@ -148,15 +178,24 @@ def _parse_front_matter(lines: list[str], path: str) -> ParseResult:
         raise FindingError(path, 1, "front matter is empty; it needs at least id, title and status")
     keys = _key_lines(node, lines[1:close], offset, path)
     body = clean_block("\n".join(lines[close + 1 :]))
-    finding = finding_from_dict(data, path=path, body=body, line_of=keys.lines.get, line=1)
-    warnings = list(keys.warnings)
+    return FrontMatter(data, keys.lines, body, tuple(keys.warnings))
+
+
+def finding_from_front_matter(front: FrontMatter, path: str) -> ParseResult:
+    """The finding of a front-matter file, with the warnings of its front matter and one when
+    its id is not the file's name (code ``id-mismatch``)."""
+    finding = finding_from_dict(
+        front.data, path=path, body=front.body, line_of=front.lines.get, line=1
+    )
+    warnings = list(front.warnings)
     name = Path(path).name
     if name.endswith(".md") and name[: -len(".md")] != finding.id:
         warnings.append(
             ParseWarning(
                 path,
-                keys.lines.get("id"),
+                front.lines.get("id"),
                 f"id '{finding.id}' does not match the file name; rename it to {finding.id}.md",
+                "id-mismatch",
             )
         )
     return ParseResult((finding,), tuple(warnings))
@@ -295,6 +334,7 @@ def _key_lines(node: Any, yaml_lines: list[str], offset: int, path: str) -> _Key
                         end.line + offset,
                         f"'{rest.strip()}' is a YAML comment, so it is not part of "
                         f"'{key_path.rstrip('.')}'; put the whole value in quotes",
+                        "yaml-comment",
                     )
                 )
 
@@ -415,7 +455,7 @@ def parse_free_form(text: str, path: str) -> ParseResult:
             msg = f"free-form section '{sec.title}': could not find {', '.join(missing)}"
             if "status" in missing:
                 msg += f" (assumed {finding.status})"
-            warnings.append(ParseWarning(path, sec.line, msg))
+            warnings.append(ParseWarning(path, sec.line, msg, "free-form-missing"))
     return ParseResult(tuple(findings), tuple(warnings))
 
 
@@ -665,7 +705,7 @@ def _command(text: str, env: dict[str, str]) -> _Command:
                 model = nxt
         i += 1
     match = _FRAMEWORK_RE.search(flat)
-    framework = _canonical_framework(match.group(1)) if match else None
+    framework = normalise_framework(match.group(1)) if match else None
     return _Command(text=text.strip(), env=env, flags=flags, model=model, framework=framework)
 
 
@@ -735,7 +775,7 @@ def _framework(plain: str, commands: list[_Command], title: str) -> Framework:
     version = None
     for text in (title, plain):
         for m in _FRAMEWORK_RE.finditer(text):
-            found = _canonical_framework(m.group(1))
+            found = normalise_framework(m.group(1))
             if name is None:
                 name = found
             if found == name and version is None:
@@ -743,15 +783,6 @@ def _framework(plain: str, commands: list[_Command], title: str) -> Framework:
                 if v:
                     version = v.group(1)
     return Framework(name=name, version=version)
-
-
-def _canonical_framework(word: str) -> str:
-    w = word.lower()
-    if w.startswith("sglang"):
-        return "sglang"
-    if w.startswith("vllm"):
-        return "vllm"
-    return "tensorrt-llm"
 
 
 def _quantization(commands: list[_Command], model: str | None) -> str | None:

@@ -125,6 +125,7 @@ class ParseWarning:
     path: str
     line: int | None
     message: str
+    code: str  # what kind: "id-mismatch", "yaml-comment", "free-form-missing"
 
     def __str__(self) -> str:
         from kb.errors import located
@@ -152,14 +153,18 @@ class Flag:
 
 @dataclass(frozen=True)
 class LaunchConfig:
-    """A parsed launch command."""
+    """A parsed launch command: its flags canonical, read once through the flag registry."""
 
     framework: str | None  # "sglang", "vllm", "tensorrt-llm" or None when unknown
     program: str | None  # e.g. "python3 -m sglang.launch_server", "vllm serve"
     model: str | None  # --model-path / positional model
     flags: tuple[Flag, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()  # (NAME, value)
+    env: tuple[tuple[str, str], ...] = ()  # (NAME, value) as written
     raw: str = ""
+    image: str | None = None  # the image of a ``docker run ... image:tag CMD`` command
+    # where each flag and variable stands in ``raw`` (an ``agent.flags.layout.Layout``), set by the
+    # parser; a config built otherwise, or rebuilt with ``dataclasses.replace``, has none
+    layout: object | None = field(default=None, init=False, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -242,7 +247,9 @@ class Proposal:
     translated_from: str | None = None  # the finding's framework, when changes were translated
     alternatives: tuple[tuple[FlagChange, ...], ...] = ()
     dead_ends_in_command: tuple[str, ...] = ()  # tried without effect last time, yet in yours
-    not_carried: tuple[str, ...] = ()  # parts of the case's fix with no equivalent in your framework
+    not_carried: tuple[
+        str, ...
+    ] = ()  # parts of the case's fix with no equivalent in your framework
 
 
 @dataclass(frozen=True)

@@ -391,7 +391,9 @@ class _Checker:
         m = self.mapping(value, parts, CHECKED_KEYS)
         date = self.date(m.get("date"), (*parts, "date"))
         if date is None or len(date) != 10:
-            raise self.error((*parts, "date"), "'checked.date' must be the day of the check, YYYY-MM-DD")
+            raise self.error(
+                (*parts, "date"), "'checked.date' must be the day of the check, YYYY-MM-DD"
+            )
         return Check(
             date=date,
             against=self.strings(m.get("against"), (*parts, "against")),
@@ -552,8 +554,10 @@ def sections(body: str) -> list[tuple[str, int, str]]:
     return out
 
 
+@lru_cache(maxsize=4096)
 def root_cause_of(body: str) -> str | None:
-    """The text of the body's first ``## Root cause`` section, or None."""
+    """The text of the body's first ``## Root cause`` section, or None. Remembered by body: a
+    finding is read, hashed and stored in one ingest, and each asks for it."""
     if not body or "root cause" not in body.lower():
         return None
     for heading, _, text in sections(body):

@@ -1,6 +1,6 @@
 """The SQLite index: schema, row writers for the ingest transaction, and the readers.
 
-Every function takes the ``sqlite_utils.Database`` it works on. Writers (``write_finding``,
+Every function takes the ``sqlite_utils.Database`` it works on. Writers (``put_finding``,
 ``write_vectors``, ``delete_findings``, ``set_meta``) issue plain SQL and never commit: the caller
 wraps them in one ``with write_transaction(db):`` block (``BEGIN IMMEDIATE``: one writer at a
 time, and no "database is locked" half-way through). The file is in WAL mode: readers see the last
@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # 3: symptoms, fixes and sources reference their finding (FOREIGN KEY ... REFERENCES findings), so
 # sqlite-utils and Datasette link them (the constraint is declared, not enforced: foreign_keys is off)
-SCHEMA_VERSION = "3"
+INDEX_SCHEMA_VERSION = "3"
 
 _TABLES = (
     "findings", "symptoms", "fixes", "sources", "embeddings", "meta",
@@ -311,7 +311,7 @@ def schema_ready(db: sqlite_utils.Database) -> bool:
     tables = set(db.table_names())
     if not {*_TABLES, "findings_fts"} <= tables:
         return False
-    return get_meta(db, "schema_version") == SCHEMA_VERSION
+    return get_meta(db, "schema_version") == INDEX_SCHEMA_VERSION
 
 
 def ensure_schema(db: sqlite_utils.Database) -> None:
@@ -327,7 +327,7 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
         tables = set(db.table_names())
         if "meta" in tables:
             row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if row and row[0] != SCHEMA_VERSION:
+            if row and row[0] != INDEX_SCHEMA_VERSION:
                 _drop_all(db)
                 tables = set()
         for statement in _SCHEMA.split(";"):
@@ -342,7 +342,7 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
             )
         db.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
-            [SCHEMA_VERSION],
+            [INDEX_SCHEMA_VERSION],
         )
         if get_meta(db, "term_counts") != TERM_COUNTS_VERSION:
             _recount_terms(db)
@@ -387,7 +387,7 @@ def finding_record(f: Finding) -> str:
     return json.dumps(d, ensure_ascii=False, sort_keys=True)
 
 
-def write_finding(
+def put_finding(
     db: sqlite_utils.Database,
     f: Finding,
     *,
@@ -790,7 +790,10 @@ def check_index(db: sqlite_utils.Database, embedder_name: str | None = None) -> 
     label = status["path"]
     if not status["count"]:
         raise KBIndexError(f"no index at {label}; run `deploykb ingest`", f"no index at {label}")
-    stale = status["schema_version"] != SCHEMA_VERSION or status["parser_version"] != PARSER_VERSION
+    stale = (
+        status["schema_version"] != INDEX_SCHEMA_VERSION
+        or status["parser_version"] != PARSER_VERSION
+    )
     if embedder_name is not None and status["model"] != embedder_name:
         stale = True
     if stale:

@@ -180,7 +180,7 @@ def synthetic_folder(size: int) -> Path:
 
 def pseudo_index(size: int, folder: Path, embedder: str) -> Path:
     """An index of the shipped findings and ``folder`` with pseudo vectors (cached)."""
-    from agent.index import expected_embedder_name, ready_index
+    from agent.cli.index import expected_embedder_name, ready_index
     from agent.search import precompute
     from kb.ingest import ingest
     from kb.resources import shipped_findings_dir
@@ -339,7 +339,7 @@ def grep_r(folder: Path, runs: int) -> Figure:
 
 
 def warm(db: Path, queries: int, embedder: str) -> Figure:
-    from agent.ask import answer, build_context
+    from agent.answer import answer, build_context
     from agent.search import Searcher
     from kb.embed import load_embedder
     from kb.store import open_db

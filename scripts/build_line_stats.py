@@ -27,7 +27,7 @@ OUT = ROOT / "data" / "line_stats.json"
 
 def _line_tokens(texts):
     from agent import match as M
-    from agent.triage import signature
+    from agent.logs import signature
 
     return [M.tokens(signature(t)) for t in texts]
 
@@ -36,7 +36,7 @@ def corpus() -> tuple[list[tuple[str, list[frozenset[str]]]], dict]:
     """(failure key, token sets of its lines) for every document. Documents about the same failure
     (a finding, the logs the public evaluation maps to it, dev reports that expect it) share a key,
     so that a word counts once per failure, not once per copy of one log."""
-    from agent.triage import triage
+    from agent.logs import triage
     from kb.parse import parse_file
     from scripts.heldout import load_reports, part
 
@@ -66,7 +66,9 @@ def corpus() -> tuple[list[tuple[str, list[frozenset[str]]]], dict]:
     for r in dev:
         text = (r.get("text") or "") + "\n"
         key = (r.get("expect") or ["report:" + r["id"]])[0]
-        docs.append((key, _line_tokens([ln.text for ln in triage(text.splitlines(keepends=True)).lines])))
+        docs.append(
+            (key, _line_tokens([ln.text for ln in triage(text.splitlines(keepends=True)).lines]))
+        )
     info = {"findings": n_findings, "logs": len(logs), "dev_reports": len(dev)}
     return docs, info
 
@@ -100,7 +102,9 @@ def main() -> int:
     if args.check:
         old = json.loads(OUT.read_text()) if OUT.exists() else {}
         same = old.get("df") == data["df"] and old.get("n_docs") == data["n_docs"]
-        print("data/line_stats.json is up to date" if same else "data/line_stats.json is out of date")
+        print(
+            "data/line_stats.json is up to date" if same else "data/line_stats.json is out of date"
+        )
         return 0 if same else 1
     OUT.write_text(json.dumps(data, indent=0, sort_keys=False) + "\n")
     print(f"wrote {OUT.relative_to(ROOT)}: {data['n_docs']} documents, {len(data['df'])} words")

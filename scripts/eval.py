@@ -174,7 +174,7 @@ def build_index(db_path: Path):
 def query_context(q: dict):
     """The context a user would pass as options; a value the tool rejects is dropped, as the user
     would drop it after the error."""
-    from agent.ask import build_context
+    from agent.answer import build_context
     from kb.errors import DeployKBError
 
     opts = {k: q.get(k) for k in ("model", "arch", "quant", "gpu", "framework", "cmd")}
@@ -189,7 +189,9 @@ def query_context(q: dict):
                 if opts.get(key) and (key in message or f"--{key}" in message):
                     break
             else:
-                key = next(k for k in ("cmd", "model", "gpu", "framework", "quant", "arch") if opts.get(k))
+                key = next(
+                    k for k in ("cmd", "model", "gpu", "framework", "quant", "arch") if opts.get(k)
+                )
             dropped.append(f"{key}: {message}")
             opts[key] = None
     raise SystemExit(f"{q['id']}: cannot build a context")
@@ -198,7 +200,7 @@ def query_context(q: dict):
 def run(
     queries: list[dict], db, *, detail: bool = False, modes: dict | None = None
 ) -> dict[str, list[dict]]:
-    from agent.ask import answer
+    from agent.answer import answer
     from agent.search import Searcher
 
     searcher = Searcher(db)
@@ -240,7 +242,11 @@ def run(
                     "framework": a.context.framework,
                 }
                 row["matches"] = [
-                    {"id": p.match.finding.id, "score": p.match.score, "signals": dict(p.match.signals)}
+                    {
+                        "id": p.match.finding.id,
+                        "score": p.match.score,
+                        "signals": dict(p.match.signals),
+                    }
                     for p in a.proposals
                 ]
             results[mode].append(row)
@@ -251,7 +257,9 @@ def apply_baseline_confidence(results: dict[str, list[dict]]) -> dict[str, float
     """A baseline is 'confident' above the highest top score any DEV negative got (same run)."""
     thresholds = {}
     for mode in ("bm25", "bm25-report", "embedding"):
-        dev_neg = [r["top_score"] for r in results[mode] if r["part"] == "dev" and not r["expected"]]
+        dev_neg = [
+            r["top_score"] for r in results[mode] if r["part"] == "dev" and not r["expected"]
+        ]
         t = max(dev_neg) if dev_neg else float("inf")
         thresholds[mode] = t
         for r in results[mode]:
@@ -334,11 +342,18 @@ def main() -> None:
     )
     thresholds = apply_baseline_confidence(results) if args.set == "heldout" else {}
     tables = {
-        part: {mode: summarise([r for r in rows if r["part"] == part]) for mode, rows in results.items()}
+        part: {
+            mode: summarise([r for r in rows if r["part"] == part])
+            for mode, rows in results.items()
+        }
         for part in parts
     }
     if args.json:
-        print(json.dumps({"summary": tables, "baseline_thresholds": thresholds, "rows": results}, indent=1))
+        print(
+            json.dumps(
+                {"summary": tables, "baseline_thresholds": thresholds, "rows": results}, indent=1
+            )
+        )
         return
     for part in parts:
         print_table(part.upper(), tables[part])

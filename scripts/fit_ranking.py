@@ -37,9 +37,9 @@ BOILERPLATE_GRID = tuple(round(0.2 + 0.025 * i, 3) for i in range(21))  # 0.2 ..
 
 def collect(db, queries: list[dict]) -> list[dict]:
     """One entry per query: its candidates' features and labels."""
-    from agent.ask import _with_context_words, context_from_text
+    from agent.answer import _with_context_words, context_from_text
+    from agent.logs import triage
     from agent.search import Searcher
-    from agent.triage import triage
     from scripts.eval import query_context
 
     searcher = Searcher(db)

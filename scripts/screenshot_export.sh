@@ -38,8 +38,8 @@ trap 'rm -rf "$work"' EXIT
 if [ -z "$html" ]; then
     # The two commands this needs (ingest, export), without loading the rest of the CLI.
     deploykb() {
-        (cd "$repo" && "$py" -c 'import agent.commands.kbcmds, agent.commands.export
-from agent.app import app
+        (cd "$repo" && "$py" -c 'import agent.cli.commands.listing, agent.cli.commands.table
+from agent.cli.app import app
 app(prog_name="deploykb")' "$@")
     }
     db="${DEPLOYKB_DB:-}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from collections.abc import Callable
@@ -28,6 +29,8 @@ def _one_onnx_export(monkeypatch):
     first test that needs it) even when it gives itself a private cache folder; the tests of the
     export itself set ``DEPLOYKB_ONNX_DIR`` to a folder of their own."""
     monkeypatch.setenv("DEPLOYKB_ONNX_DIR", USER_ONNX_DIR)
+
+
 KB_FINDINGS = FIXTURES / "kb" / "findings"
 
 
@@ -79,7 +82,7 @@ def findings_dir(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def shipped_index_path(tmp_path_factory) -> Path:
     """The shipped findings indexed once per test session with the bundled MiniLM, as `ask`
-    builds them. Tests that may change the index copy the file first."""
+    builds them (every core). Tests that may change the index copy the file first."""
     from kb.embed import load_embedder
     from kb.ingest import ingest
     from kb.resources import shipped_findings_dir
@@ -87,7 +90,48 @@ def shipped_index_path(tmp_path_factory) -> Path:
 
     path = tmp_path_factory.mktemp("shipped-index") / "kb.db"
     db = open_db(path)
-    report = ingest(db, [shipped_findings_dir()], lambda: load_embedder("auto"))
+    threads = os.cpu_count() or 1
+    report = ingest(db, [shipped_findings_dir()], lambda: load_embedder("auto", threads=threads))
     assert report.errors == ()
     db.close()
     return path
+
+
+class _Remembering:
+    """The bundled model, remembering the vectors of each call for the session. A call whose
+    texts were all embedded before gets those vectors back without running the model (batching
+    does not change a text's vector: tests/test_embed.py), so a test that rebuilds the shipped
+    index (a stale schema) does not pay for a second real-model build; any other call runs the
+    model as it is."""
+
+    seen: dict[tuple[str, str], object] = {}
+
+    def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
+        self._inner = inner
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self._inner, name)
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        import numpy as np
+
+        keys = [(self._inner.name, t) for t in texts]
+        if keys and all(k in self.seen for k in keys):
+            return np.stack([self.seen[k] for k in keys])
+        vectors = self._inner.embed(texts)
+        for k, v in zip(keys, vectors, strict=True):
+            self.seen.setdefault(k, v.copy())
+        return vectors
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _real_model_vectors_remembered():
+    """Every ``load_embedder("auto")`` of the session gets the remembering model (see
+    ``_Remembering``); the tests of ``kb.embed`` itself build their ``OnnxEmbedder`` directly."""
+    import kb.embed
+
+    real = kb.embed._cached_onnx
+    remembering = functools.lru_cache(maxsize=2)(lambda threads: _Remembering(real(threads)))
+    kb.embed._cached_onnx = remembering
+    yield
+    kb.embed._cached_onnx = real

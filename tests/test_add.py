@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,10 +12,11 @@ import pytest
 from typer.testing import CliRunner
 
 import agent.cli  # noqa: F401  (registers every command)
-from agent import add as A
-from agent.app import app
+from agent import draft as A
+from agent import fixes as F
+from agent.checks import lint_paths
+from agent.cli.app import app
 from agent.flags import parse_command
-from agent.lint import lint_paths
 from kb.errors import InputError
 from kb.parse import parse_file, parse_text
 from kb.records import Fix, SalientLine, Symptom, Triage
@@ -128,10 +130,14 @@ def test_glm5_seed_becomes_a_clean_finding(env):
 
 
 @pytest.mark.model
-def test_new_finding_is_the_top_answer_of_ask_for_the_same_log(env, monkeypatch):
-    # `ask` embeds with the bundled model, so the index is built with it (the shipped findings
-    # plus the new one) and `ask` finds it current.
+def test_new_finding_is_the_top_answer_of_ask_for_the_same_log(
+    env, monkeypatch, shipped_index_path
+):
+    # `ask` embeds with the bundled model, so the index is built with it (the shipped findings,
+    # from the session's real-model index, plus the new one) and `ask` finds it current.
     monkeypatch.setenv("DEPLOYKB_EMBEDDER", "auto")
+    (env / "state").mkdir()
+    shutil.copy(shipped_index_path, env / "state" / "kb.db")
     added = seed_add()
     assert added.exit_code == 0, added.stderr
     asked = run("ask", "--log", LOG, "--json")
@@ -525,7 +531,7 @@ def test_command_diff_keeps_the_working_commands_spelling():
         "SGLANG_ENABLE_JIT_DEEPGEMM=0 python -m sglang.launch_server --model-path m --tp-size 8 "
         "--mem-fraction-static 0.8 --attention_backend=triton --disable-cuda-graph"
     )
-    assert A.fix_from_commands(failing, working) == Fix(
+    assert F.fix_from_commands(failing, working) == Fix(
         add=("--attention_backend=triton", "--disable-cuda-graph"),
         remove=("--kv-cache-dtype fp8_e4m3", "NCCL_P2P_DISABLE=1"),
         env=("SGLANG_ENABLE_JIT_DEEPGEMM=0",),
@@ -536,7 +542,7 @@ def test_command_diff_records_an_image_change_as_a_pin():
     base = "docker run --gpus all {image} python3 -m sglang.launch_server --model-path m --tp 8"
     failing = parse_command(base.format(image="lmsysorg/sglang:v0.5.8"))
     working = parse_command(base.format(image="lmsysorg/sglang:v0.5.9-cu129"))
-    assert A.fix_from_commands(failing, working) == Fix(pins=("lmsysorg/sglang:v0.5.9-cu129",))
+    assert F.fix_from_commands(failing, working) == Fix(pins=("lmsysorg/sglang:v0.5.9-cu129",))
 
 
 def test_a_command_names_framework_version_model_gpu_count_and_quantization():
@@ -544,7 +550,7 @@ def test_a_command_names_framework_version_model_gpu_count_and_quantization():
         "docker run --gpus all lmsysorg/sglang:v0.5.9-cu129 python3 -m sglang.launch_server "
         "--model-path nvidia/GLM-5-NVFP4 --tp 8 --quantization modelopt_fp4"
     )
-    assert A.draft_from_command(cfg) == A.Draft(
+    assert F.draft_from_command(cfg) == A.Draft(
         framework="sglang",
         framework_version="v0.5.9-cu129",
         model="nvidia/GLM-5-NVFP4",
@@ -555,7 +561,7 @@ def test_a_command_names_framework_version_model_gpu_count_and_quantization():
 
 def test_commands_of_two_frameworks_cannot_be_diffed():
     with pytest.raises(InputError, match="--failing-cmd runs sglang and --working-cmd runs vllm"):
-        A.fix_from_commands(
+        F.fix_from_commands(
             parse_command("python -m sglang.launch_server --model-path m --tp 2"),
             parse_command("vllm serve m -tp 2"),
         )
@@ -580,7 +586,7 @@ def test_symptoms_from_triage_skip_pasted_commands_and_context():
 
 
 def test_symptom_option_takes_a_class_or_words_that_name_one():
-    from agent.triage import classify
+    from agent.logs import classify
 
     assert A.parse_symptom("oom: CUDA out of memory", classify) == Symptom(
         "oom", "CUDA out of memory"
@@ -599,7 +605,7 @@ def test_typed_changes_go_to_the_right_list():
         "flashinfer-python==0.6.1",
         "lmsysorg/sglang:v0.5.9",
     ):
-        fix = A.add_change(fix, entry, "sglang")
+        fix = F.add_change(fix, entry, "sglang")
     assert fix == Fix(
         add=("--fp8-gemm-backend cutlass",),
         remove=("--enable-dp-attention",),
@@ -607,7 +613,7 @@ def test_typed_changes_go_to_the_right_list():
         pins=("flashinfer-python==0.6.1", "lmsysorg/sglang:v0.5.9"),
     )
     with pytest.raises(InputError, match="not a change"):
-        A.add_change(fix, "use the other backend")
+        F.add_change(fix, "use the other backend")
 
 
 def test_ids_come_from_model_sm_and_main_symptom():

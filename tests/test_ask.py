@@ -1,4 +1,4 @@
-"""``agent.ask`` against a real index of the shipped findings, embedded with the bundled model.
+"""``agent.answer`` against a real index of the shipped findings, embedded with the bundled model.
 
 Table-driven: real pasted inputs (the three seed stories as they happened, and a few others) beside
 the finding that must come first and the changes it must propose.
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.ask import answer, build_context
+from agent.answer import answer, build_context
 from agent.search import Searcher
 from kb.errors import InputError
 from kb.records import Answer

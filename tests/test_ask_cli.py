@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 import agent.cli  # noqa: F401  (registers the commands)
-from agent.app import app
+from agent.cli.app import app
 
 pytestmark = pytest.mark.model
 
@@ -358,7 +358,7 @@ def test_missing_index_is_built(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("key", ["parser_version", "schema_version"])
 def test_stale_index_is_rebuilt(db, key):
-    from kb.store import SCHEMA_VERSION, check_index, index_status, open_db
+    from kb.store import INDEX_SCHEMA_VERSION, check_index, index_status, open_db
     from kb.versions import PARSER_VERSION
 
     stale = open_db(db)
@@ -367,7 +367,7 @@ def test_stale_index_is_rebuilt(db, key):
         stale.execute("UPDATE findings SET content_hash = 'from-an-older-parser'")
     model = index_status(stale)["model"]
     stale.close()
-    before = {"parser_version": PARSER_VERSION, "schema_version": SCHEMA_VERSION, key: "0"}
+    before = {"parser_version": PARSER_VERSION, "schema_version": INDEX_SCHEMA_VERSION, key: "0"}
 
     result = ask(ASSERT, "--db", db, "--json")
     assert result.exit_code == 0
@@ -379,7 +379,10 @@ def test_stale_index_is_rebuilt(db, key):
     rebuilt = open_db(db)
     check_index(rebuilt, model)
     status = index_status(rebuilt)
-    assert (status["parser_version"], status["schema_version"]) == (PARSER_VERSION, SCHEMA_VERSION)
+    assert (status["parser_version"], status["schema_version"]) == (
+        PARSER_VERSION,
+        INDEX_SCHEMA_VERSION,
+    )
     assert status["count"] > 40
 
 
@@ -451,16 +454,30 @@ QWEN_CMD = (
 def test_qwen_seed_on_sglang_059_proposes_spellings_059_accepts(db):
     from agent.registry import load_registry
 
-    doc = ask_json("--log", LOGS / "qwen35_nvfp4_nan_response.txt", "--gpu", "sm120",
-                   "--model", "Qwen3.5-397B-A17B-NVFP4", "--framework", "sglang 0.5.9",
-                   "--cmd", QWEN_CMD, "--db", db)
+    doc = ask_json(
+        "--log",
+        LOGS / "qwen35_nvfp4_nan_response.txt",
+        "--gpu",
+        "sm120",
+        "--model",
+        "Qwen3.5-397B-A17B-NVFP4",
+        "--framework",
+        "sglang 0.5.9",
+        "--cmd",
+        QWEN_CMD,
+        "--db",
+        db,
+    )
     best = doc["matches"][0]
     assert best["id"] == QWEN
     assert doc["context"]["framework_version"] == "0.5.9"
     assert doc["warnings"] == []
     reg = load_registry()
     texts = [c["text"] for c in best["changes"]]
-    assert texts == ["--moe-runner-backend flashinfer_cutlass", "--fp4-gemm-backend flashinfer_cudnn"]
+    assert texts == [
+        "--moe-runner-backend flashinfer_cutlass",
+        "--fp4-gemm-backend flashinfer_cudnn",
+    ]
     for c in best["changes"]:
         assert reg.accepts(c["name"], "sglang", "0.5.9")
         assert c["value"] in reg.choices_in(c["name"], "sglang", "0.5.9")
@@ -468,8 +485,16 @@ def test_qwen_seed_on_sglang_059_proposes_spellings_059_accepts(db):
 
 
 def test_a_version_that_is_no_release_is_a_warning(db):
-    doc = ask_json("--log", LOGS / "qwen35_nvfp4_nan_response.txt", "--framework", "sglang main",
-                   "--cmd", QWEN_CMD, "--db", db)
+    doc = ask_json(
+        "--log",
+        LOGS / "qwen35_nvfp4_nan_response.txt",
+        "--framework",
+        "sglang main",
+        "--cmd",
+        QWEN_CMD,
+        "--db",
+        db,
+    )
     assert doc["warnings"] == [
         "SGLang main is not a release number: flags not checked against a release"
     ]

@@ -245,7 +245,7 @@ def invoke(args: list[str], stdin: str | None = None) -> tuple[int, str, str]:
     from typer.testing import CliRunner
 
     import agent.cli  # noqa: F401  (registers every command)
-    from agent.app import app
+    from agent.cli.app import app
 
     result = CliRunner().invoke(app, args, input=stdin)
     if result.exception is not None and not isinstance(result.exception, SystemExit):

@@ -22,7 +22,7 @@ import pytest
 from typer.testing import CliRunner
 
 import agent.cli  # noqa: F401  (registers the commands)
-from agent.app import app
+from agent.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_FINDINGS = Path(__file__).parent / "fixtures" / "kb" / "findings"
@@ -128,7 +128,9 @@ def test_ingest_and_lint_keep_their_report_on_stdout_and_say_the_rest_on_stderr(
     lint = run("lint", team)
     assert lint.exit_code == 1
     # the problems are lint's data; its summary is a message
-    assert all(re.match(r"\S+\.md(:\d+)?: (error|warning): ", line) for line in lint.stdout.splitlines())
+    assert all(
+        re.match(r"\S+\.md(:\d+)?: (error|warning): ", line) for line in lint.stdout.splitlines()
+    )
     assert "files checked" in lint.stderr and "files checked" not in lint.stdout
 
 
@@ -185,7 +187,7 @@ def _on_a_terminal(args: list[str], typed: bytes, tmp_path: Path) -> subprocess.
 
 
 def test_triage_dash_on_a_terminal_says_it_waits_then_reads_until_ctrl_d(tmp_path):
-    from agent.streams import STDIN_PROMPT
+    from agent.cli.streams import STDIN_PROMPT
 
     typed = b"RuntimeError: CUDA error: an illegal memory access was encountered\n\x04"
     done = _on_a_terminal(["triage", "-"], typed, tmp_path)
@@ -197,16 +199,18 @@ def test_triage_dash_on_a_terminal_says_it_waits_then_reads_until_ctrl_d(tmp_pat
 
 
 def test_ask_dash_on_a_terminal_says_it_waits(tmp_path):
-    from agent.streams import STDIN_PROMPT
+    from agent.cli.streams import STDIN_PROMPT
 
     done = _on_a_terminal(["ask", "-"], b"\x04", tmp_path)  # Ctrl-D at once: nothing pasted
     assert done.stderr.splitlines()[0] == STDIN_PROMPT
     assert done.returncode == 2
-    assert done.stderr.splitlines()[-1] == "Error: empty input: paste an error, a log, or a question"
+    assert (
+        done.stderr.splitlines()[-1] == "Error: empty input: paste an error, a log, or a question"
+    )
 
 
 def test_dash_with_a_pipe_says_nothing_about_waiting(run):
-    from agent.streams import STDIN_PROMPT
+    from agent.cli.streams import STDIN_PROMPT
 
     result = run("triage", "-", input="RuntimeError: CUDA error: out of memory\n")
     assert result.exit_code == 0 and STDIN_PROMPT not in result.stderr
@@ -304,7 +308,9 @@ def test_bash_completes_commands_and_options_from_the_printed_script(run, deploy
          "triage\tPick the error lines"),
     ],
 )  # fmt: skip
-def test_zsh_and_fish_get_completions_the_way_their_scripts_ask(deploykb_on_path, shell, env, expected):
+def test_zsh_and_fish_get_completions_the_way_their_scripts_ask(
+    deploykb_on_path, shell, env, expected
+):
     done = subprocess.run(
         ["deploykb"],
         env={**deploykb_on_path, **env, "_DEPLOYKB_COMPLETE": f"complete_{shell}"},

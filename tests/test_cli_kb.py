@@ -11,12 +11,12 @@ import pytest
 from typer.testing import CliRunner
 
 import agent.cli  # noqa: F401  (registers the commands)
-from agent.app import app
-from agent.index import split_dirs
+from agent.cli.app import app
+from agent.cli.index import split_dirs
 from kb.parse import parse_file
 from kb.resources import shipped_findings_dir
 from kb.serialize import finding_from_dict, finding_to_dict
-from kb.store import SCHEMA_VERSION
+from kb.store import INDEX_SCHEMA_VERSION
 
 QWEN = "qwen-moe-nvfp4-sm120-garbage"
 DSV3 = "dsv3-fp8-b200-illegal-memory-access"
@@ -288,7 +288,7 @@ def test_show_on_a_stale_index(indexed):
     result = indexed("show", DSV3)
     assert result.exit_code == 3
     assert result.stderr == (
-        f"Error: index at {indexed.db} was built by schema {SCHEMA_VERSION}, parser 0-old, "
+        f"Error: index at {indexed.db} was built by schema {INDEX_SCHEMA_VERSION}, parser 0-old, "
         "model hash-64; run `deploykb ingest`\n"
     )
 
@@ -315,10 +315,20 @@ def test_list_families_shows_coverage_and_gaps(indexed):
     result = indexed("list", "--families", "--json")
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert set(data) == {"total", "working_deployments", "families", "gpu_generations", "frameworks", "gaps"}
+    assert set(data) == {
+        "total",
+        "working_deployments",
+        "families",
+        "gpu_generations",
+        "frameworks",
+        "gaps",
+    }
     assert data["total"] == sum(data["frameworks"].values())
     assert set(data["gaps"]) == {f for f, n in data["families"].items() if n < 5}
     human = indexed("list", "--families")
     assert human.exit_code == 0
     assert human.stdout.splitlines()[0].split() == ["family", "findings", "what"]
-    assert f"{data['total']} findings, {data['working_deployments']} working deployments" in human.stdout
+    assert (
+        f"{data['total']} findings, {data['working_deployments']} working deployments"
+        in human.stdout
+    )

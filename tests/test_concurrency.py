@@ -32,7 +32,7 @@ def _invoke(args: list[str]) -> tuple[int, str, str]:
     from typer.testing import CliRunner
 
     import agent.cli  # noqa: F401  (registers every command)
-    from agent.app import app
+    from agent.cli.app import app
 
     result = CliRunner().invoke(app, args)
     err = result.stderr
@@ -79,6 +79,7 @@ def _add_worker(barrier, queue, workdir: str, db: str) -> None:
     queue.put((code, out, err))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("writers", [2, 4])
 def test_simultaneous_adds_keep_every_finding(tmp_path, writers):
     for trial in range(RACE_TRIALS):
@@ -168,6 +169,7 @@ def _changer(deadline: float, team: Path) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_ingest_and_ask_together_while_findings_change(tmp_path):
     team = tmp_path / "team"
     team.mkdir()

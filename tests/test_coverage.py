@@ -21,8 +21,18 @@ def test_families_from_components_symptoms_and_hardware():
 
 def test_counts_generations_frameworks_and_working_deployments():
     findings = [
-        _f("a", hardware=Hardware(sm="sm120"), framework=Framework("sglang"), components=("deepgemm",)),
-        _f("b", hardware=Hardware(gpu="H100"), framework=Framework("vLLM 0.11"), components=("deepgemm",)),
+        _f(
+            "a",
+            hardware=Hardware(sm="sm120"),
+            framework=Framework("sglang"),
+            components=("deepgemm",),
+        ),
+        _f(
+            "b",
+            hardware=Hardware(gpu="H100"),
+            framework=Framework("vLLM 0.11"),
+            components=("deepgemm",),
+        ),
         _f("c", status="works", working_command="vllm serve x", framework=Framework("vllm")),
     ]
     cov = coverage(findings)
@@ -41,7 +51,10 @@ def test_the_shipped_knowledge_base_covers_every_family_with_five():
 
     root = Path(__file__).resolve().parent.parent / "findings"
     findings = [
-        f for p in sorted(root.glob("*.md")) if p.name != "README.md" for f in parse_file(p).findings
+        f
+        for p in sorted(root.glob("*.md"))
+        if p.name != "README.md"
+        for f in parse_file(p).findings
     ]
     cov = coverage(findings)
     assert cov.total >= 150

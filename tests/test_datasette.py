@@ -65,7 +65,7 @@ def test_an_index_of_the_previous_schema_is_rebuilt_with_the_keys(tmp_path):
     """An index written before the keys existed (schema 2) is rebuilt, not read as it is."""
     import sqlite3
 
-    from kb.store import SCHEMA_VERSION, ensure_schema
+    from kb.store import INDEX_SCHEMA_VERSION, ensure_schema
 
     path = tmp_path / "old.db"
     db = open_db(path)
@@ -82,7 +82,7 @@ def test_an_index_of_the_previous_schema_is_rebuilt_with_the_keys(tmp_path):
     con.close()
     db = open_db(path)
     ensure_schema(db)
-    assert db["meta"].get("schema_version")["value"] == SCHEMA_VERSION == "3"
+    assert db["meta"].get("schema_version")["value"] == INDEX_SCHEMA_VERSION == "3"
     assert [fk.other_table for fk in db["symptoms"].foreign_keys] == ["findings"]
 
 

@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 import agent.cli  # noqa: F401  (registers the commands)
-from agent.app import app
-from agent.ask import answer, build_context
+from agent.answer import answer, build_context
+from agent.cli.app import app
 from agent.differential import UNLISTED, command_diff, nearest_working, rules
 from agent.flags import parse_command
 from agent.search import Searcher
@@ -218,7 +218,7 @@ def _findings():
 
 
 def test_same_gpu_generation_comes_before_the_same_architecture():
-    from agent.ask import build_context
+    from agent.answer import build_context
     from agent.context import traits_for_model_type
 
     def nearest(gpu):

@@ -47,7 +47,7 @@ def test_every_command_help_has_examples_that_parse():
     import typer
 
     import agent.cli  # noqa: F401  (registers the commands)
-    from agent.app import app
+    from agent.cli.app import app
 
     group = typer.main.get_command(app)
     assert set(group.commands) >= set(_gen().COMMANDS)

@@ -13,14 +13,14 @@ import pytest
 from markdown_it import MarkdownIt
 from typer.testing import CliRunner
 
-import agent.commands.export as export_cmd
-import agent.commands.kbcmds  # noqa: F401  (more than one command, as in the real CLI)
-from agent.app import app
+import agent.cli.commands.listing  # noqa: F401  (more than one command, as in the real CLI)
+import agent.cli.commands.table as export_cmd
+from agent.cli.app import app
 from kb.errors import ExportError
 from kb.export import (
     CSV_COLUMNS,
+    EXPORT_SCHEMA_VERSION,
     MD_COLUMNS,
-    SCHEMA_VERSION,
     STATUS_ORDER,
     FindingLinks,
     build_table,
@@ -464,7 +464,7 @@ def test_csv_parses_with_the_documented_columns():
 
 def test_json_schema():
     doc = json.loads(to_json(build_table(seed_findings(), generated="2026-06-01")))
-    assert doc["schema_version"] == SCHEMA_VERSION == 3
+    assert doc["schema_version"] == EXPORT_SCHEMA_VERSION == 3
     assert doc["generated"] == "2026-06-01"
     assert doc["statuses"] == list(STATUS_ORDER)
     assert doc["counts"]["rows"] == 4 and doc["counts"]["findings"] == 4

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from agent.ask import build_context, propose
+from agent.answer import build_context, propose
 from agent.cli import app
 from agent.flags import apply_changes, diff, parse_command
 from agent.registry import load_registry

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.ask import answer, build_context
+from agent.answer import answer, build_context
 from agent.search import Searcher
 
 pytestmark = pytest.mark.model

@@ -167,14 +167,20 @@ def fetch_error(respond, tmp_path, env=None, model="x/y") -> str:
 
 def test_404(tmp_path):
     message = fetch_error(lambda r: httpx.Response(404), tmp_path)
-    assert message == "model 'x/y' not found on https://huggingface.co (HTTP 404); check the id, or pass --arch"
+    assert (
+        message
+        == "model 'x/y' not found on https://huggingface.co (HTTP 404); check the id, or pass --arch"
+    )
 
 
 def test_401_for_a_missing_repo_says_not_found(tmp_path):
     message = fetch_error(
         lambda r: httpx.Response(401, headers={"X-Error-Code": "RepoNotFound"}), tmp_path
     )
-    assert message == "model 'x/y' not found on https://huggingface.co (HTTP 401); check the id, or pass --arch"
+    assert (
+        message
+        == "model 'x/y' not found on https://huggingface.co (HTTP 401); check the id, or pass --arch"
+    )
 
 
 def test_401_without_token(tmp_path):

@@ -7,7 +7,7 @@ import json
 from typer.testing import CliRunner
 
 import agent.cli  # noqa: F401  (registers every command)
-from agent.app import app
+from agent.cli.app import app
 
 TEAM_FINDING = """\
 ---
@@ -47,7 +47,9 @@ def test_team_findings_added_later_are_answered_without_a_manual_ingest(tmp_path
     db = str(tmp_path / "kb.db")
     write(team, "team-frobnicator", "ZZQUNIQUE kernel explosion in frobnicator module")
 
-    first = ask("ZZQUNIQUE kernel explosion in frobnicator module", "--findings", str(team), "--db", db)
+    first = ask(
+        "ZZQUNIQUE kernel explosion in frobnicator module", "--findings", str(team), "--db", db
+    )
     assert first.exit_code == 0, first.stderr
     assert "no index at" in first.stderr
     assert json.loads(first.stdout)["matches"][0]["id"] == "team-frobnicator"
@@ -55,7 +57,9 @@ def test_team_findings_added_later_are_answered_without_a_manual_ingest(tmp_path
     write(team, "team-wobbulator", "QQXRARE wobbulator overflow on rank zero")
     second = ask("QQXRARE wobbulator overflow on rank zero", "--findings", str(team), "--db", db)
     assert second.exit_code == 0, second.stderr
-    assert second.stderr == "deploykb: re-indexed changed findings (1 added, 0 updated, 0 removed)\n"
+    assert (
+        second.stderr == "deploykb: re-indexed changed findings (1 added, 0 updated, 0 removed)\n"
+    )
     assert json.loads(second.stdout)["matches"][0]["id"] == "team-wobbulator"
 
     third = ask("QQXRARE wobbulator overflow on rank zero", "--findings", str(team), "--db", db)

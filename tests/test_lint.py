@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 import agent.cli  # noqa: F401  (registers every command)
-from agent.app import app
-from agent.lint import is_link, lint_paths
+from agent.checks import is_link, lint_paths
+from agent.cli.app import app
 from kb.resources import shipped_findings_dir
 
 GOOD = """\
@@ -234,7 +234,7 @@ def test_shipped_findings_lint_clean():
 
 
 def test_an_unknown_component_is_an_error_naming_the_vocabulary(tmp_path):
-    from agent.lint import lint_paths
+    from agent.checks import lint_paths
 
     path = tmp_path / "x-1.md"
     path.write_text(
@@ -243,4 +243,6 @@ def test_an_unknown_component_is_an_error_naming_the_vocabulary(tmp_path):
     report = lint_paths([path])
     messages = [str(p) for p in report.errors]
     assert len(messages) == 1, messages
-    assert messages[0].startswith(f"{path}:7: component 'warp-drive' is not in data/components.json")
+    assert messages[0].startswith(
+        f"{path}:7: component 'warp-drive' is not in data/components.json"
+    )

@@ -167,7 +167,11 @@ def fake_sm(table: dict[tuple[str, str], float]):  # type: ignore[no-untyped-def
 
 def score(ctx: QueryContext, finding: Finding = FINDING, traits=None, sm=None) -> M.ContextScore:
     return M.context_score(
-        ctx, finding, FINDING_TRAITS, traits or FakeTraits(0.0), sm or fake_sm({}),
+        ctx,
+        finding,
+        FINDING_TRAITS,
+        traits or FakeTraits(0.0),
+        sm or fake_sm({}),
         quantization_similarity,
     )
 
@@ -367,7 +371,11 @@ def test_bm25_leaves_out_documents_sharing_no_word_and_counts_a_query_word_once(
 
 
 def test_bm25_a_repeated_word_in_a_document_counts_with_diminishing_return():
-    docs = {"one": ["nan", "logits"], "two": ["nan", "nan", "logits"], "other": ["oom", "oom", "oom"]}
+    docs = {
+        "one": ["nan", "logits"],
+        "two": ["nan", "nan", "logits"],
+        "other": ["oom", "oom", "oom"],
+    }
     s = M.bm25_scores(["nan"], docs)
     assert s["two"] > s["one"]
     assert s["two"] < 2 * s["one"]

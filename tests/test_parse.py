@@ -333,6 +333,20 @@ def test_yaml_comment_eating_a_value_is_a_warning() -> None:
     ]
 
 
+def test_front_matter_is_read_once_with_its_key_lines_and_coded_warnings() -> None:
+    from kb.parse import finding_from_front_matter, read_front_matter
+
+    text = HEAD + "fix:\n  add:\n    - --tp 8\nframework:\n  version: main (PR #1)\n---\nStory.\n"
+    front = read_front_matter(text, "findings/other.md")
+    assert front is not None and front.data["fix"]["add"] == ["--tp 8"]
+    assert (front.lines["status"], front.lines["fix.add.0"], front.body) == (4, 7, "Story.")
+    result = finding_from_front_matter(front, "findings/other.md")
+    assert [w.code for w in result.warnings] == ["yaml-comment", "id-mismatch"]
+    assert read_front_matter("## notes\n\nfree-form text\n", "notes.md") is None
+    with pytest.raises(FindingError, match="front matter is not closed"):
+        read_front_matter("---\nid: a\n", "a.md")
+
+
 def test_id_that_does_not_match_the_file_name_is_a_warning() -> None:
     result = parse_text(HEAD + "---\n", "findings/other-name.md")
     assert [str(w) for w in result.warnings] == [
@@ -479,7 +493,7 @@ def test_free_form_symptom_classes(line: str, cls: str) -> None:
     ],
 )
 def test_free_form_findings_and_pasted_logs_class_a_line_alike(line: str) -> None:
-    from agent.triage import classify
+    from agent.logs import classify
 
     (f,) = parse_text(f"## Case\n\n```\n{line}\n```\n", "notes.md").findings
     assert [s.cls for s in f.symptoms] == [classify(line) or "crash"]

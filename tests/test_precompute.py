@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.index import build_index
+from agent.cli.index import build_index
+from agent.logs import triage
 from agent.search import Searcher, precompute
-from agent.triage import triage
 from kb import store
 from kb.ingest import files_fingerprint
 from kb.records import QueryContext

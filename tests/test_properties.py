@@ -86,7 +86,7 @@ def structured_finding(draw) -> str:
 @FUZZ
 @given(st.one_of(mutated_finding(), structured_finding(), st.text(max_size=300)))
 def test_finding_parser_raises_only_finding_error(text):
-    from agent.lint import lint_text
+    from agent.checks import lint_text
     from kb.parse import parse_text
 
     try:
@@ -133,7 +133,7 @@ LOG_LINES = [
 @FUZZ
 @given(st.lists(st.one_of(st.sampled_from(LOG_LINES), st.text(max_size=120)), max_size=60))
 def test_triage_never_raises_and_keeps_its_bounds(lines):
-    from agent.triage import triage
+    from agent.logs import triage
 
     result = triage(lines, max_lines=10)
     assert len(result.lines) <= 10

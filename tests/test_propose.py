@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.ask import propose
+from agent.answer import propose
 from agent.flags import parse_command
 from kb.records import Finding, Fix, Framework, Match, QueryContext
 
@@ -37,7 +37,7 @@ def test_without_a_command_there_is_nothing_to_compare():
 
 
 def test_a_model_path_in_the_command_names_the_serving_host_model(tmp_path):
-    from agent.ask import build_context
+    from agent.answer import build_context
     from kb.errors import ConfigFetchError
 
     warnings: list[str] = []
@@ -50,15 +50,3 @@ def test_a_model_path_in_the_command_names_the_serving_host_model(tmp_path):
 
     with pytest.raises(ConfigFetchError, match="no such file or directory"):
         build_context(model=str(tmp_path / "missing"), detect=False, warnings=warnings)
-
-
-def test_framework_names_are_normalised_once_for_every_spelling():
-    from agent.ask import split_framework
-
-    assert split_framework("sglang 0.5.9") == ("sglang", "0.5.9")
-    assert split_framework("vllm==0.11.0") == ("vllm", "0.11.0")
-    assert split_framework("SGLang-0.5.9") == ("sglang", "0.5.9")
-    assert split_framework("lmsysorg/sglang:v0.5.9") == ("sglang", "0.5.9")
-    assert split_framework("1Cat-vLLM 0.0.3") == ("vllm", "0.0.3")
-    assert split_framework("trtllm") == ("tensorrt-llm", None)
-    assert split_framework("  ") == (None, None)

@@ -130,7 +130,10 @@ def test_addresses_next_to_versions_are_still_redacted(text, secret):
         ("vllm serve m --hf-token myTokenValue123", "myTokenValue123"),
         ("LLM(model=m, hf_token=abcdefghijklmn)", "abcdefghijklmn"),
         ('sgl.Engine(model_path=p, api_key="sk9abc123def456ghi")', "sk9abc123def456ghi"),
-        ("NGC key nvapi-abcdefghijklmnopqrstuvwxyz012345", "nvapi-abcdefghijklmnopqrstuvwxyz012345"),
+        (
+            "NGC key nvapi-abcdefghijklmnopqrstuvwxyz012345",
+            "nvapi-abcdefghijklmnopqrstuvwxyz012345",
+        ),
         ("git clone https://alice:s3cr3tpass@git.mycorp.com/x.git", "s3cr3tpass"),
     ],
 )

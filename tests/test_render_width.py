@@ -23,7 +23,7 @@ from rich.cells import cell_len
 from typer.testing import CliRunner
 
 import agent.cli  # noqa: F401  (registers the commands)
-from agent.app import app
+from agent.cli.app import app
 
 GLM5 = "glm5-nvfp4-sm120-deepgemm-ue8m0-nan"
 ASSERT = "Assertion `probability tensor contains either `inf`, `nan` or element < 0` failed."
@@ -123,14 +123,25 @@ def test_ask_answer_fits_and_wrapped_lines_keep_their_indent(cli, width):
 @pytest.mark.parametrize("width", WIDTHS)
 def test_corrected_command_wraps_between_words_and_pastes_as_one_command(cli, width):
     doc = json.loads(
-        cli("ask", ASSERT, "--gpu", "sm120", "--arch", "glm_moe_dsa", "--cmd", CMD, "--json",
-            width=width).stdout  # fmt: skip
+        cli(
+            "ask",
+            ASSERT,
+            "--gpu",
+            "sm120",
+            "--arch",
+            "glm_moe_dsa",
+            "--cmd",
+            CMD,
+            "--json",
+            width=width,
+        ).stdout  # fmt: skip
     )
     command = doc["matches"][0]["command"]
     assert command
     inside = panel_lines(
-        cli("ask", ASSERT, "--gpu", "sm120", "--arch", "glm_moe_dsa", "--cmd", CMD,
-            width=width).stdout  # fmt: skip
+        cli(
+            "ask", ASSERT, "--gpu", "sm120", "--arch", "glm_moe_dsa", "--cmd", CMD, width=width
+        ).stdout  # fmt: skip
     )
     start = inside.index("Corrected command") + 1
     block = []
@@ -145,7 +156,7 @@ def test_corrected_command_wraps_between_words_and_pastes_as_one_command(cli, wi
 
 
 def test_shell_lines_never_break_inside_quotes():
-    from agent.render import shell_lines
+    from agent.cli.terminal import shell_lines
 
     cmd = "vllm serve m --chat-template '{% for m in messages %}{{ m.content }}{% endfor %}' --tp 8"
     lines = shell_lines(cmd, 30)
@@ -158,8 +169,8 @@ def test_a_rich_console_of_fixed_width_lays_out_the_answer(shipped_hash_index, m
     """The renderer itself, on captured consoles 80 and 120 wide (no CLI, no COLUMNS)."""
     from rich.console import Console
 
-    from agent.ask import answer, build_context
-    from agent.render import render_answer
+    from agent.answer import answer, build_context
+    from agent.cli.render import render_answer
     from agent.search import Searcher
     from kb.embed import HashEmbedder
     from kb.store import open_db
@@ -201,7 +212,14 @@ def test_list_keeps_every_id_and_status_whole(cli, width):
 
 def test_list_is_a_table_where_it_fits(cli):
     out = cli("list", "--status", "broken", width=220).stdout
-    assert out.splitlines()[0].split() == ["id", "status", "model", "gpu/sm", "framework", "sources"]
+    assert out.splitlines()[0].split() == [
+        "id",
+        "status",
+        "model",
+        "gpu/sm",
+        "framework",
+        "sources",
+    ]
     row = next(line for line in out.splitlines() if line.startswith(GLM5))
     assert row.split()[1] == "broken"
 
@@ -291,8 +309,8 @@ def test_help_examples_fit_80_columns_or_continue_with_a_backslash(command, monk
 def test_triage_wraps_under_its_indent_on_a_terminal_and_keeps_lines_whole_in_a_pipe():
     from rich.console import Console
 
-    from agent.commands.triage import render_triage
-    from agent.triage import triage
+    from agent.cli.commands.triage import render_triage
+    from agent.logs import triage
 
     log = Path(__file__).parent / "fixtures" / "logs" / "glm5_nvfp4_sglang_tp8.log"
     result = triage(log.read_text().splitlines())

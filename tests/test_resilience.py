@@ -39,6 +39,7 @@ def _migrate(db_path: str, findings: str, started) -> None:
     ingest(db, [Path(findings)], lambda: _SlowEmbedder(started), embedder_name="slow")
 
 
+@pytest.mark.slow
 def test_a_kill_during_a_schema_migration_leaves_the_old_index(tmp_path):
     db_path = tmp_path / "kb.db"
     findings = REPO / "findings"

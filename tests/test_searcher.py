@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.ask import answer, build_context
+from agent.answer import answer, build_context
+from agent.logs import triage
 from agent.search import Searcher
-from agent.triage import triage
 
 KB_FINDINGS = Path(__file__).parent / "fixtures" / "kb" / "findings"
 

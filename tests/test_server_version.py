@@ -20,8 +20,8 @@ import pytest
 from typer.testing import CliRunner
 
 import agent.cli  # noqa: F401  (registers the commands)
-from agent.app import app
-from agent.ask import build_context
+from agent.answer import build_context
+from agent.cli.app import app
 from agent.hub import fetch_server
 from kb.errors import ConfigFetchError
 

@@ -51,7 +51,7 @@ def test_schema_has_the_documented_tables_and_columns(tmp_db):
         "vector",
     }
     assert tmp_db["findings"].detect_fts() == "findings_fts"
-    assert store.get_meta(tmp_db, "schema_version") == store.SCHEMA_VERSION
+    assert store.get_meta(tmp_db, "schema_version") == store.INDEX_SCHEMA_VERSION
 
 
 def test_ensure_schema_twice_keeps_the_data(indexed):
@@ -65,7 +65,7 @@ def test_an_index_of_another_schema_version_is_rebuilt_empty(indexed):
         store.set_meta(indexed, schema_version="0")
     store.ensure_schema(indexed)
     assert store.load_findings(indexed) == []
-    assert store.get_meta(indexed, "schema_version") == store.SCHEMA_VERSION
+    assert store.get_meta(indexed, "schema_version") == store.INDEX_SCHEMA_VERSION
 
 
 def test_open_db_creates_the_parent_folder(tmp_path):
@@ -319,7 +319,7 @@ def test_check_index_built_with_another_model(indexed):
     with pytest.raises(KBIndexError) as exc:
         store.check_index(indexed, "sentence-transformers/all-MiniLM-L6-v2")
     assert str(exc.value) == (
-        f"index at {store.db_label(indexed)} was built by schema {store.SCHEMA_VERSION}, parser "
+        f"index at {store.db_label(indexed)} was built by schema {store.INDEX_SCHEMA_VERSION}, parser "
         f"{PARSER_VERSION}, model hash-64; run `deploykb ingest`"
     )
 
@@ -330,6 +330,6 @@ def test_check_index_built_by_another_parser(indexed):
     with pytest.raises(KBIndexError) as exc:
         store.check_index(indexed)
     assert str(exc.value) == (
-        f"index at {store.db_label(indexed)} was built by schema {store.SCHEMA_VERSION}, parser "
+        f"index at {store.db_label(indexed)} was built by schema {store.INDEX_SCHEMA_VERSION}, parser "
         "0-old, model hash-64; run `deploykb ingest`"
     )

@@ -18,7 +18,7 @@ import pytest
 from typer.models import CommandInfo
 from typer.testing import CliRunner
 
-from agent.triage import classify, compile_rules, read_input, signature, triage
+from agent.logs import classify, compile_rules, read_input, signature, triage
 from kb.errors import DeployKBError, InputError
 from kb.records import SYMPTOM_CLASSES
 from kb.resources import data_file
@@ -87,9 +87,11 @@ def test_boilerplate_goes_behind_the_causal_warning(monkeypatch):
     stats = informative.LineStats(100, {w: 90 for w in common})
     monkeypatch.setattr(informative, "line_stats", lambda: stats)
     ranker = rank.load_ranker()
-    monkeypatch.setattr(rank, "load_ranker", lambda: rank.Ranker(
-        ranker.weights, ranker.none_logit, ranker.confident_at, 0.5, 0.6, {}
-    ))
+    monkeypatch.setattr(
+        rank,
+        "load_ranker",
+        lambda: rank.Ranker(ranker.weights, ranker.none_logit, ranker.confident_at, 0.5, 0.6, {}),
+    )
     reasons = [ln.reason for ln in run(GLM5).lines[:3]]
     assert reasons == ["assertion", "causal-warning", "exception"]
 
@@ -301,6 +303,7 @@ def test_max_lines_caps_the_result():
         triage([], max_lines=0)
 
 
+@pytest.mark.slow
 def test_bounded_memory_on_a_generated_200k_line_log():
     rnd = random.Random(7)
     produced = 0
@@ -624,8 +627,8 @@ def test_memory_stays_bounded_on_a_10_mb_line_nul_bytes_and_ansi(tmp_path):
 
 @pytest.fixture
 def cli(monkeypatch):
-    import agent.commands.triage  # noqa: F401  (registers `triage`)
-    from agent.app import app
+    import agent.cli.commands.triage  # noqa: F401  (registers `triage`)
+    from agent.cli.app import app
 
     if len(app.registered_commands) < 2:  # typer runs a lone command without its name
         noop = CommandInfo(name="noop", callback=lambda: None)
@@ -657,10 +660,10 @@ def test_cli_json(cli):
     first = data["lines"][0]
     # "class", as in ask --json and the finding files, never Python's "cls"
     assert set(first) == {"text", "signature", "class", "reason", "count", "ranks", "line"}
-    assert [ln["signature"] for ln in data["lines"]] == [
-        ln.signature for ln in run(VLLM).lines[:3]
+    assert [ln["signature"] for ln in data["lines"]] == [ln.signature for ln in run(VLLM).lines[:3]]
+    assert "Using FlashInfer for top-p & top-k sampling." in [
+        ln["signature"] for ln in data["lines"]
     ]
-    assert "Using FlashInfer for top-p & top-k sampling." in [ln["signature"] for ln in data["lines"]]
 
 
 def test_cli_stdin_and_text(cli):
@@ -696,7 +699,7 @@ def test_cli_help_has_an_example(cli):
 
 
 def test_a_pasted_shell_command_is_not_the_error_it_greps_for():
-    from agent.triage import triage
+    from agent.logs import triage
 
     result = triage(
         [

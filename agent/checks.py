@@ -18,13 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from kb.errors import CommandParseError, FindingError, InputError, located
 from kb.records import STATUSES, SYMPTOM_CLASSES
 
 if TYPE_CHECKING:  # pragma: no cover
     from agent.registry import Registry
+    from kb.parse import FrontMatter
 
 ERROR = "error"
 WARNING = "warning"
@@ -77,7 +76,7 @@ class LintReport:
 
 def lint_text(text: str, path: str, registry: Registry | None = None) -> FileLint:
     """Every problem in one finding file (front matter or free-form notes)."""
-    from kb.parse import MAX_BYTES, parse_text
+    from kb.parse import MAX_BYTES, finding_from_front_matter, parse_text, read_front_matter
     from kb.redact import find_secrets
 
     path = str(path)
@@ -96,70 +95,36 @@ def lint_text(text: str, path: str, registry: Registry | None = None) -> FileLin
             "(`deploykb add` redacts automatically)",
         )
 
-    lines = text.split("\n")
-    front = _front_matter(lines)
-    ids: list[tuple[str, int | None]] = []
-    data: Any = None
-    keys: dict[str, int] = {}
-    if front is not None:
-        try:
-            data, keys = _load(front, path)
-        except FindingError:
-            data = None  # the parser below reports it with its line
-        if isinstance(data, Mapping):
-            _check_fields(data, keys, out, registry)
-            fid = data.get("id")
-            if isinstance(fid, str) and fid.strip():
-                ids.append((fid.strip(), keys.get("id")))
-
     try:
-        result = parse_text(text, path)
+        front = read_front_matter(text, path)
     except FindingError as exc:
-        if not out.has_error_at(exc.line or 1):
-            out.error(exc.line, exc.message)
-    else:
-        for w in result.warnings:
-            if front is not None and "does not match the file name" in w.message:
-                continue  # reported as an error above
+        return FileLint(_with_parse_error(out, exc))
+    ids: list[tuple[str, int | None]] = []
+    if front is not None and isinstance(front.data, Mapping):
+        _check_fields(front.data, front.lines, out, registry)
+        ids += _front_id(front)
+    try:
+        result = finding_from_front_matter(front, path) if front else parse_text(text, path)
+    except FindingError as exc:
+        return FileLint(_with_parse_error(out, exc), tuple(ids))
+    if front is None:
+        ids += [(f.id, f.line) for f in result.findings]
+    for w in result.warnings:
+        if w.code != "id-mismatch":  # an error here, reported by _check_fields
             out.warning(w.line, w.message)
-        if front is None:
-            ids += [(f.id, f.line) for f in result.findings]
     return FileLint(out.sorted(), tuple(ids))
 
 
-def _front_matter(lines: list[str]) -> list[str] | None:
-    """The YAML lines between the opening and closing ``---``, or None without front matter."""
-    if not lines or lines[0].rstrip() != "---":
-        return None
-    for i in range(1, len(lines)):
-        if lines[i].rstrip() == "---":
-            return lines[1:i]
-    return None
+def _with_parse_error(out: _Collector, exc: FindingError) -> tuple[Problem, ...]:
+    """The problems with what the parser rejects, unless a check said it at that line already."""
+    if not out.has_error_at(exc.line or 1):
+        out.error(exc.line, exc.message)
+    return out.sorted()
 
 
-def _load(front: list[str], path: str) -> tuple[Any, dict[str, int]]:
-    """The front matter as data, and the file line of every key and list item
-    (``"status"``, ``"fix.add.0"``, ``"symptoms.1.class"``; the YAML starts on line 2).
-    Read by the parser's bounded safe loader; raises ``FindingError``."""
-    from kb.parse import load_yaml
-
-    data, node = load_yaml("\n".join(front), path, 2)
-    keys: dict[str, int] = {}
-
-    def walk(n: Any, prefix: str) -> None:
-        if isinstance(n, yaml.MappingNode):
-            for k, v in n.value:
-                name = f"{prefix}{k.value}"
-                keys.setdefault(name, k.start_mark.line + 2)
-                walk(v, name + ".")
-        elif isinstance(n, yaml.SequenceNode):
-            for i, item in enumerate(n.value):
-                keys[f"{prefix}{i}"] = item.start_mark.line + 2
-                walk(item, f"{prefix}{i}.")
-
-    if node is not None:
-        walk(node, "")
-    return data, keys
+def _front_id(front: FrontMatter) -> list[tuple[str, int | None]]:
+    fid = front.data.get("id")
+    return [(fid.strip(), front.lines.get("id"))] if isinstance(fid, str) and fid.strip() else []
 
 
 class _Collector:
@@ -267,94 +232,116 @@ def _short(text: str, n: int = 60) -> str:
 def _check_flags(
     d: Mapping[str, Any], keys: dict[str, int], out: _Collector, registry: Registry | None
 ) -> None:
-    from agent.flags import parse_command, parse_fix_item
-    from agent.registry import load_registry, normalize_framework
+    """The flags of the fix, its alternatives, what was tried and the two commands: known to
+    the registry for the finding's framework, and accepted by its ``framework.version``."""
+    from agent.registry import load_registry
+    from kb.frameworks import normalise_framework
 
     fw_block = d.get("framework")
     name = fw_block.get("name") if isinstance(fw_block, Mapping) else None
-    fw = normalize_framework(name) if isinstance(name, str) else None
+    fw = normalise_framework(name) if isinstance(name, str) else None
     if fw is None:
         return
-    reg = registry or load_registry()
     version = fw_block.get("version") if isinstance(fw_block, Mapping) else None
-    # no framework.version: nothing to check against, silently; one that names no release: a note
-    release = reg.release(fw, str(version)) if version not in (None, "") else None
-    checked = release.version if release is not None else None
-    skipped: list[str] = []
-
-    def unknown(flag: str, line: int | None) -> None:
-        out.warning(line, f"flag '{flag}' is not a known {fw} flag (not in the flag registry)")
-
-    def in_release(written: str, value: str | None, line: int | None) -> None:
-        """The finding's own framework version must accept the flag and its value."""
-        if release is None:
-            return
-        if checked is None:
-            skipped.append(written)
-            return
-        for issue in reg.version_issues(written, value, fw, checked):
-            out.warning(
-                line,
-                f"flag '{written}': {issue.message} (framework.version: {str(version).strip()})",
-            )
-
-    def check_item(item: Any, key: str, flags_only: bool = False) -> None:
-        if not isinstance(item, str) or not item.strip():
-            return
-        if flags_only and not item.strip().startswith("-"):
-            return  # free text ("disabling CUDA graphs") is fine in tried_without_effect
-        try:
-            changes = parse_fix_item(item, fw, registry=reg)
-        except CommandParseError:
-            return  # a fix item the parser does not read is reported by ask, not here
-        for c in changes:
-            if c.kind != "flag" or (c.note == "config" and fw != "tensorrt-llm"):
-                continue
-            m = _FLAG_NAME.match(c.text.strip())
-            written = m.group(1) if m else c.name
-            if not reg.is_known(c.name, fw):
-                unknown(written, keys.get(key))
-            elif not flags_only:
-                in_release(written if written.startswith("-") else c.name, c.value, keys.get(key))
-
+    check = _FlagCheck(out, keys, registry or load_registry(), fw, version)
     fixes: list[tuple[str, Any]] = [("fix", d.get("fix"))]
     alts = d.get("alternatives")
     if isinstance(alts, list):
         fixes += [(f"alternatives.{i}", a) for i, a in enumerate(alts)]
     for prefix, fix in fixes:
-        if not isinstance(fix, Mapping):
-            continue
         for field in ("add", "remove"):
-            items = fix.get(field)
-            if isinstance(items, list):
-                for i, item in enumerate(items):
-                    check_item(item, f"{prefix}.{field}.{i}")
+            items = fix.get(field) if isinstance(fix, Mapping) else None
+            for i, item in enumerate(items if isinstance(items, list) else []):
+                check.item(item, f"{prefix}.{field}.{i}")
     tried = d.get("tried_without_effect")
-    if isinstance(tried, list):
-        for i, item in enumerate(tried):
-            check_item(item, f"tried_without_effect.{i}", flags_only=True)
-
+    for i, item in enumerate(tried if isinstance(tried, list) else []):
+        check.item(item, f"tried_without_effect.{i}", flags_only=True)
     for key in ("failing_command", "working_command"):
-        cmd = d.get(key)
-        if not isinstance(cmd, str) or not cmd.strip():
-            continue
+        check.command(d.get(key), key)
+    check.note_skipped()
+
+
+class _FlagCheck:
+    """The checks of one finding's flags against the registry and the finding's release."""
+
+    def __init__(
+        self, out: _Collector, keys: dict[str, int], reg: Registry, fw: str, version: Any
+    ) -> None:
+        self.out, self.keys, self.reg, self.fw, self.version = out, keys, reg, fw, version
+        # no framework.version: nothing to check against, silently; one that names no release:
+        # a note
+        self.release = reg.release(fw, str(version)) if version not in (None, "") else None
+        self.checked = self.release.version if self.release is not None else None
+        self.skipped: list[str] = []
+
+    def unknown(self, flag: str, line: int | None) -> None:
+        self.out.warning(
+            line, f"flag '{flag}' is not a known {self.fw} flag (not in the flag registry)"
+        )
+
+    def in_release(self, written: str, value: str | None, line: int | None) -> None:
+        """The finding's own framework version must accept the flag and its value."""
+        if self.release is None:
+            return
+        if self.checked is None:
+            self.skipped.append(written)
+            return
+        for issue in self.reg.version_issues(written, value, self.fw, self.checked):
+            self.out.warning(
+                line,
+                f"flag '{written}': {issue.message} "
+                f"(framework.version: {str(self.version).strip()})",
+            )
+
+    def item(self, item: Any, key: str, flags_only: bool = False) -> None:
+        """One fix item (or, ``flags_only``, a tried entry that is a flag)."""
+        from agent.flags import parse_fix_item
+
+        if not isinstance(item, str) or not item.strip():
+            return
+        if flags_only and not item.strip().startswith("-"):
+            return  # free text ("disabling CUDA graphs") is fine in tried_without_effect
         try:
-            cfg = parse_command(cmd, fw, source=key, registry=reg)
+            changes = parse_fix_item(item, self.fw, registry=self.reg)
+        except CommandParseError:
+            return  # a fix item the parser does not read is reported by ask, not here
+        for c in changes:
+            if c.kind != "flag" or (c.note == "config" and self.fw != "tensorrt-llm"):
+                continue
+            m = _FLAG_NAME.match(c.text.strip())
+            written = m.group(1) if m else c.name
+            if not self.reg.is_known(c.name, self.fw):
+                self.unknown(written, self.keys.get(key))
+            elif not flags_only:
+                named = written if written.startswith("-") else c.name
+                self.in_release(named, c.value, self.keys.get(key))
+
+    def command(self, cmd: Any, key: str) -> None:
+        """The flags of ``failing_command`` or ``working_command``."""
+        from agent.flags import parse_command
+
+        if not isinstance(cmd, str) or not cmd.strip():
+            return
+        try:
+            cfg = parse_command(cmd, self.fw, source=key, registry=self.reg)
         except CommandParseError as exc:
-            out.warning(keys.get(key), str(exc))
-            continue
+            self.out.warning(self.keys.get(key), str(exc))
+            return
+        fw = cfg.framework or self.fw
         for flag in cfg.flags:
             m = _FLAG_NAME.match(flag.written.strip())
             written = m.group(1) if m else flag.name
-            if not reg.is_known(flag.name, cfg.framework or fw):
-                unknown(written, keys.get(key))
-            elif (cfg.framework or fw) == fw:
-                in_release(written, flag.value, keys.get(key))
-    if skipped:
-        out.note(
-            keys.get("framework.version") or keys.get("framework"),
-            f"{len(skipped)} flag(s) not checked against a release: {release.note}",
-        )
+            if not self.reg.is_known(flag.name, fw):
+                self.unknown(written, self.keys.get(key))
+            elif fw == self.fw:
+                self.in_release(written, flag.value, self.keys.get(key))
+
+    def note_skipped(self) -> None:
+        if self.skipped and self.release is not None:
+            self.out.note(
+                self.keys.get("framework.version") or self.keys.get("framework"),
+                f"{len(self.skipped)} flag(s) not checked against a release: {self.release.note}",
+            )
 
 
 # --- many files --------------------------------------------------------------------------------

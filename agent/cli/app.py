@@ -106,7 +106,6 @@ EmbedderOption = Annotated[
 ]
 
 
-
 def _version(value: bool) -> None:
     if value:
         from kb import __version__
@@ -146,6 +145,19 @@ def _install_completion(ctx: typer.Context, value: Optional[str]) -> None:
     raise typer.Exit()
 
 
+def _shell_option(name: str, callback, help: str):  # type: ignore[no-untyped-def]  # noqa: A002
+    """An eager option that takes a shell's name and does its work in ``callback``."""
+    return typer.Option(
+        name,
+        metavar="SHELL",
+        callback=callback,
+        expose_value=False,
+        is_eager=True,
+        help=help,
+        show_default=False,
+    )
+
+
 @app.callback()
 def _main(
     version: Annotated[
@@ -156,26 +168,18 @@ def _main(
     ] = False,
     show_completion: Annotated[
         Optional[str],
-        typer.Option(
+        _shell_option(
             "--show-completion",
-            metavar="SHELL",
-            callback=_show_completion,
-            expose_value=False,
-            is_eager=True,
-            help="Print the tab-completion script for SHELL (bash, zsh or fish) and exit.",
-            show_default=False,
+            _show_completion,
+            "Print the tab-completion script for SHELL (bash, zsh or fish) and exit.",
         ),
     ] = None,
     install_completion: Annotated[
         Optional[str],
-        typer.Option(
+        _shell_option(
             "--install-completion",
-            metavar="SHELL",
-            callback=_install_completion,
-            expose_value=False,
-            is_eager=True,
-            help="Install tab completion for SHELL (bash, zsh or fish) where that shell loads it.",
-            show_default=False,
+            _install_completion,
+            "Install tab completion for SHELL (bash, zsh or fish) where that shell loads it.",
         ),
     ] = None,
 ) -> None:

@@ -7,13 +7,14 @@ dependencies (database, searcher, httpx client) as parameters.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
+from typing import Any
 
 from agent import match as M
 from agent.search import Searcher
 from kb.errors import ConfigFetchError, InputError, ModelNotFoundError
+from kb.frameworks import split_framework
 from kb.records import Answer, ArchTraits, Finding, LaunchConfig, Proposal, QueryContext, Triage
 
 HEAD_CHARS = 8000  # of the raw input kept for question-style queries (the rest is streamed)
@@ -56,19 +57,6 @@ class _Head:
         return "".join(p if p.endswith("\n") else p + "\n" for p in self.parts)[:HEAD_CHARS]
 
 
-def split_framework(value: str | None) -> tuple[str | None, str | None]:
-    """'sglang 0.5.9' -> ('sglang', '0.5.9'); 'vllm==0.11.0' -> ('vllm', '0.11.0');
-    'SGLang-0.5.9' or 'lmsysorg/sglang:v0.5.9' -> ('sglang', ...): the name through the registry's
-    one normaliser, the version as written after it."""
-    from agent.registry import normalize_framework
-
-    if not value or not value.strip():
-        return None, None
-    m = re.match(r"\s*([A-Za-z0-9][\w./:-]*?)(?:\s*(?:==|@|\s|-(?=\d)|:v?(?=\d))\s*(.+))?\s*$", value)
-    name, version = (m.group(1), m.group(2)) if m else (value.strip(), None)
-    return normalize_framework(name) or name.lower(), (version or None)
-
-
 def build_context(
     *,
     model: str | None = None,
@@ -88,11 +76,52 @@ def build_context(
     Raises for bad input (unknown GPU, unparsable command, a model the Hub says does not exist);
     a network failure only adds a warning.
     """
-    from agent.context import detect_gpu, resolve_gpu, traits_for_model_type, traits_from_config
+    from agent.context import traits_for_model_type
+
+    command, served = _current_command(cmd, server, client, warnings)
+    fw_name, fw_version = _framework(framework, command, served, detect, warnings)
+    given_model = model
+    model = model or (command.model if command else None) or (served.model if served else None)
+    if quant is None and command is not None:
+        for flag in command.flags:
+            if flag.name == "--quantization" and flag.value:
+                quant = flag.value
+    traits: ArchTraits | None = None
+    if model:
+        # a path in --cmd names the model on the serving host, which need not be this machine
+        traits = _model_traits(model, client, warnings, strict=model == given_model)
+    if arch:
+        given = traits_for_model_type(arch)
+        traits = given if traits is None else replace(traits, model_type=arch)
+    if traits is not None and quant is None:
+        quant = traits.quantization
+    gpu_name, sm = _gpu(gpu, detect, warnings)
+    if tried:
+        from agent.differential import parse_tried
+
+        parse_tried(tried, command.framework if command else fw_name)  # bad entries fail here
+    return QueryContext(
+        model=model,
+        arch=traits,
+        quantization=quant,
+        gpu=gpu_name,
+        sm=sm,
+        framework=fw_name,
+        framework_version=fw_version,
+        command=command,
+        tried=tuple(tried),
+    )
+
+
+def _current_command(
+    cmd: str | None, server: str | None, client, warnings: list[str]
+) -> tuple[LaunchConfig | None, Any]:
+    """The current launch command (``--cmd``, else what a live SGLang server reports) and what
+    ``--server`` says about itself (None without one, or when it cannot be asked)."""
     from agent.flags import parse_command
 
     command: LaunchConfig | None = None
-    served = None  # what --server reports about itself
+    served = None
     if server:
         from agent.hub import fetch_server, server_args_to_command
 
@@ -104,7 +133,18 @@ def build_context(
             warnings.append(f"--server: {exc}; continuing without the live server's arguments")
     if cmd:
         command = parse_command(cmd)
+    return command, served
 
+
+def _framework(
+    framework: str | None,
+    command: LaunchConfig | None,
+    served: Any,
+    detect: bool,
+    warnings: list[str],
+) -> tuple[str | None, str | None]:
+    """The framework and its version: ``--framework``, else the command's; the version given,
+    else the live server's, else the installed package's (when ``detect``)."""
     fw_name, fw_version = split_framework(framework)
     if fw_name is None and command is not None:
         fw_name = command.framework
@@ -121,75 +161,38 @@ def build_context(
         from agent.registry import installed_version
 
         fw_version = installed_version(fw_name)  # the package's metadata, never an import
+    return fw_name, fw_version
 
-    given_model = model
-    model = model or (command.model if command else None) or (served.model if served else None)
-    if quant is None and command is not None:
-        for flag in command.flags:
-            if flag.name == "--quantization" and flag.value:
-                quant = flag.value
 
-    traits: ArchTraits | None = None
-    if model:
-        # a path in --cmd names the model on the serving host, which need not be this machine
-        traits = _model_traits(
-            model, client, warnings, traits_from_config, strict=model == given_model
-        )
-    if arch:
-        given = traits_for_model_type(arch)
-        traits = given if traits is None else replace(traits, model_type=arch)
-    if traits is not None and quant is None:
-        quant = traits.quantization
+def _gpu(gpu: str | None, detect: bool, warnings: list[str]) -> tuple[str | None, str | None]:
+    """The GPU's name and SM: ``--gpu`` (an unknown one is a warning), else nvidia-smi's."""
+    from agent.context import detect_gpu, resolve_gpu
 
-    gpu_name, sm = (None, None)
     if gpu:
         try:
-            gpu_name, sm = resolve_gpu(gpu)
+            return resolve_gpu(gpu)
         except InputError as exc:
             warnings.append(f"{exc}; matching without the GPU")
-    elif detect:
+            return None, None
+    if detect:
         found = detect_gpu()
         if found:
-            gpu_name, sm = found
-
-    if tried:
-        from agent.differential import parse_tried
-
-        parse_tried(tried, command.framework if command else fw_name)  # bad entries fail here
-
-    return QueryContext(
-        model=model,
-        arch=traits,
-        quantization=quant,
-        gpu=gpu_name,
-        sm=sm,
-        framework=fw_name,
-        framework_version=fw_version,
-        command=command,
-        tried=tuple(tried),
-    )
+            return found
+    return None, None
 
 
-def _model_traits(model, client, warnings, traits_from_config, *, strict: bool) -> ArchTraits | None:
+def _model_traits(model: str, client, warnings: list[str], *, strict: bool) -> ArchTraits | None:
     """Architecture traits from the model's config.json. ``strict`` (the user named the model
-    with --model): a local path that does not exist is an error; otherwise it is a name only."""
-    from pathlib import Path
+    with --model): a local path that does not exist is an error; otherwise it is a name only.
+    A Hub config that cannot be fetched is a warning; a local one that cannot be read, an error."""
+    from agent.hub import model_context, model_reference
 
-    from agent.hub import load_model_config
-
-    exists = Path(model).expanduser().exists()
-    looks_local = exists or model.startswith(("/", "./", "../", "~"))
-    looks_hub = not looks_local and bool(re.fullmatch(r"[\w.-]+/[\w.-]+", model))
-    if looks_local and not exists and not strict:
-        return None
-    if not (looks_local or looks_hub):
-        return None  # a bare name: matched by name only
     try:
-        return traits_from_config(load_model_config(model, client=client))
+        return model_context(model, client=client, must_exist=strict)
     except ModelNotFoundError:
         raise
     except ConfigFetchError as exc:
-        if looks_local:
+        if model_reference(model) != "hub":
             raise
         warnings.append(f"{exc}; matching without the model's architecture")
         return None
@@ -205,7 +208,7 @@ def answer(
     use: tuple[str, ...] = ("lines", "bm25", "embedding"),
 ) -> Answer:
     """Triage the input, retrieve, decide confidence, and turn each match into flag changes."""
-    from agent.triage import triage as run_triage
+    from agent.logs import triage as run_triage
 
     warnings = list(warnings or [])
     head = _Head(lines)
@@ -223,7 +226,12 @@ def answer(
     matches, evidence = searcher.search(query or text, tri, ctx, top=top, use=use)
     if not matches:
         return Answer(
-            False, (), tri, ctx, tuple(warnings), "the knowledge base is empty",
+            False,
+            (),
+            tri,
+            ctx,
+            tuple(warnings),
+            "the knowledge base is empty",
             notices=tuple(notices),
         )
     from agent.rank import load_ranker
@@ -306,13 +314,21 @@ def propose(match, ctx: QueryContext, version: str | None = None) -> Proposal:
     if ctx.framework and target_fw != ctx.framework:
         version = None  # the version is of the user's framework
     changes, notes = diff_with_notes(
-        ctx.command, finding.fix, finding_framework=source_fw, target_framework=target_fw,
+        ctx.command,
+        finding.fix,
+        finding_framework=source_fw,
+        target_framework=target_fw,
         target_version=version,
     )
     not_carried = tuple(n for n in notes if n.startswith(("no ", "dropped")))
     alternatives = tuple(
-        diff(ctx.command, alt, finding_framework=source_fw, target_framework=target_fw,
-             target_version=version)
+        diff(
+            ctx.command,
+            alt,
+            finding_framework=source_fw,
+            target_framework=target_fw,
+            target_version=version,
+        )
         for alt in finding.alternatives
     )
     command = apply_changes(ctx.command, changes) if ctx.command is not None else None
@@ -323,7 +339,9 @@ def propose(match, ctx: QueryContext, version: str | None = None) -> Proposal:
     )
 
 
-def _dead_ends_in(command: LaunchConfig | None, tried: tuple[str, ...], framework) -> tuple[str, ...]:
+def _dead_ends_in(
+    command: LaunchConfig | None, tried: tuple[str, ...], framework
+) -> tuple[str, ...]:
     """The items the past case tried without effect that the user's command already has."""
     if command is None or not tried:
         return ()

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from agent.app import DbOption, EmbedderOption, FindingsOption, JsonOption, app
+from agent.cli.app import DbOption, EmbedderOption, FindingsOption, JsonOption, app
 
 ASK_HELP = """Match an error, a whole server log or a question against past deployment findings.
 
@@ -89,12 +89,12 @@ def ask_command(
     embedder: EmbedderOption = "auto",
     as_json: JsonOption = False,
 ) -> None:
-    from agent.ask import answer, build_context
-    from agent.index import ready_index
-    from agent.render import answer_dict, render_answer, say_warnings
+    from agent.answer import answer, build_context
+    from agent.cli.index import ready_index
+    from agent.cli.render import answer_dict, render_answer, say_warnings
+    from agent.cli.streams import stdin_for
+    from agent.logs import read_input
     from agent.search import Searcher
-    from agent.streams import stdin_for
-    from agent.triage import read_input
 
     lines = read_input(text, log, stdin_for(text, sys.stdin))
     warnings: list[str] = []

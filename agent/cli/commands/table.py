@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from agent.app import DbOption, EmbedderOption, FindingsOption, app
+from agent.cli.app import DbOption, EmbedderOption, FindingsOption, app
 from kb.errors import InputError
 from kb.paths import resolve_db_path
 from kb.records import STATUSES, Finding
@@ -32,7 +32,7 @@ def _load_findings(
     """The edge: findings from the index. Without ``findings_dirs`` the existing, current index
     is read as it is (a missing one is an error); with them, the index is first brought in step
     with the shipped and those folders, as ``ask`` does."""
-    from agent.index import open_index, ready_index
+    from agent.cli.index import open_index, ready_index
     from kb import store
 
     if findings_dirs:
@@ -136,7 +136,7 @@ def export_command(
 
     Example: deploykb export --format html -o compat.html --gpu sm120
     """
-    from agent.index import split_dirs
+    from agent.cli.index import split_dirs
     from kb.export import folder_links
     from kb.resources import shipped_findings_dir
 

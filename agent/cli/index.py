@@ -10,8 +10,9 @@ import os
 import sqlite3
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agent.cli.progress import ProgressBar, say_waiting
 from kb.errors import KBIndexError
 from kb.paths import findings_dirs, resolve_db_path
 
@@ -43,40 +44,6 @@ def expected_embedder_name(kind: str) -> str | None:
     return DEFAULT_MODEL_NAME
 
 
-class ProgressBar:
-    """A rich progress bar on stderr, started on the first embedding batch, only on a terminal."""
-
-    def __init__(self) -> None:
-        self._progress: Any = None
-        self._task: Any = None
-
-    def update(self, done: int, total: int, label: str) -> None:
-        if self._progress is None:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-            console = Console(stderr=True)
-            if not console.is_terminal:
-                self._progress = False
-                return
-            self._progress = Progress(
-                TextColumn("embedding"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.description}"),
-                console=console,
-                transient=True,
-            )
-            self._progress.start()
-            self._task = self._progress.add_task(label, total=total)
-        if self._progress:
-            self._progress.update(self._task, completed=done, description=label)
-
-    def stop(self) -> None:
-        if self._progress:
-            self._progress.stop()
-
-
 def build_index(
     database, dirs: list[Path], embedder: str = "auto", *, prune: bool = False
 ) -> IngestReport:
@@ -94,17 +61,13 @@ def build_index(
             lambda: load_embedder(embedder, threads=os.cpu_count() or 1),
             progress=bar.update,
             embedder_name=expected_embedder_name(embedder),
-            on_wait=_say_waiting,
+            on_wait=say_waiting,
             prune=prune,
         )
     finally:
         bar.stop()
     precompute(database)  # the match keys of new or changed symptom lines
     return report
-
-
-def _say_waiting(message: str) -> None:
-    print(f"deploykb: {message}...", file=sys.stderr, flush=True)
 
 
 def open_index(db: Path | None) -> sqlite_utils.Database:
@@ -194,6 +157,18 @@ def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "a
             file=sys.stderr,
         )
     check_index(database, name)
-    with write_transaction(database, on_wait=_say_waiting):
+    with write_transaction(database, on_wait=say_waiting):
         set_meta(database, findings_fingerprint=fingerprint)
     return database
+
+
+def index_with_shipped(folder: Path, db: Path | None, embedder: str = "auto") -> IngestReport:
+    """Ingest ``folder`` plus the shipped findings (so the index stays complete), as ``add``
+    does after writing a finding there."""
+    from kb.store import open_db
+
+    database = open_db(resolve_db_path(db))
+    try:
+        return build_index(database, findings_dirs([folder]), embedder)
+    finally:
+        database.close()

@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
+from agent.cli.terminal import ShellCommand, group, hang, paragraphs
 from kb.records import Answer, Differential, FlagChange, Proposal, WorkingDeployment
 
-SCHEMA_VERSION = 1
+ANSWER_SCHEMA_VERSION = 1  # the "schema_version" of ``ask --json``
 
 
-def source_url(source: str) -> str:
+def source_link(source: str) -> str:
     """A source as a link where it is one (``owner/repo#N`` expanded); file paths as written."""
-    from kb.document import source_url as link
+    from kb.document import source_url
 
-    return link(source) or source
+    return source_url(source) or source
 
 
 def source_links(sources) -> list[str]:
     """Each source once, as a link where it is one (a URL and its ``owner/repo#N`` are one)."""
-    return list(dict.fromkeys(source_url(s) for s in sources))
+    return list(dict.fromkeys(source_link(s) for s in sources))
 
 
 def _redacted(text: str) -> str:
@@ -59,7 +60,7 @@ def proposal_dict(p: Proposal) -> dict:
 def answer_dict(a: Answer) -> dict:
     ctx = a.context
     return {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": ANSWER_SCHEMA_VERSION,
         "confident": a.confident,
         "verdict": a.verdict,
         "matches": [proposal_dict(p) for p in a.proposals],
@@ -151,125 +152,6 @@ def unwrap(text: str) -> str:
     return "\n\n".join(" ".join(p.split()) for p in text.strip().split("\n\n") if p.strip())
 
 
-def paragraphs(text: str) -> list[str]:
-    """Markdown paragraphs, each as one line (the renderer wraps them to the terminal)."""
-    return [" ".join(p.split()) for p in text.strip().split("\n\n") if p.strip()]
-
-
-# --- layout that survives an 80-column terminal ---------------------------------------------------
-# Every indented line is a two-column grid (prefix, body): a body that wraps continues under its
-# own first word, not at the left edge. Launch commands wrap between shell words and end each
-# continued line with " \", so what is shown pastes into a shell as one command.
-
-
-class Hang:
-    """``prefix`` then ``body``; wrapped lines of the body keep its indent. A word wider than
-    the line is folded, never cut; no trailing spaces."""
-
-    def __init__(self, prefix, body) -> None:  # type: ignore[no-untyped-def]
-        from rich.text import Text
-
-        self.prefix = Text.from_markup(prefix) if isinstance(prefix, str) else prefix
-        self.body = Text.from_markup(body) if isinstance(body, str) else body
-
-    def __rich_console__(self, console, options):  # type: ignore[no-untyped-def]
-        from rich.text import Text
-
-        indent = self.prefix.cell_len
-        room = max(options.max_width - indent, 10)
-        for i, line in enumerate(self.body.wrap(console, room, overflow="fold")):
-            line.rstrip()
-            yield (self.prefix.copy() if i == 0 else Text(" " * indent)) + line
-
-
-def hang(prefix, body) -> Hang:  # type: ignore[no-untyped-def]
-    """``prefix`` then ``body`` (rich markup strings or ``Text``), the body wrapped under itself."""
-    return Hang(prefix, body)
-
-
-def shell_words(command: str) -> list[str]:
-    """``command`` split at the spaces outside quotes; each word keeps its quotes as written."""
-    words: list[str] = []
-    current: list[str] = []
-    quote = ""
-    escaped = False
-    for ch in command.strip():
-        if escaped:
-            current.append(ch)
-            escaped = False
-        elif ch == "\\" and quote != "'":
-            current.append(ch)
-            escaped = True
-        elif quote:
-            current.append(ch)
-            if ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            current.append(ch)
-            quote = ch
-        elif ch.isspace():
-            if current:
-                words.append("".join(current))
-                current = []
-        else:
-            current.append(ch)
-    if current:
-        words.append("".join(current))
-    return words
-
-
-def shell_lines(command: str, width: int, indent: int = 2) -> list[str]:
-    """``command`` in lines of at most ``width`` cells: breaks between shell words, each continued
-    line ending in `` \\`` and the lines after the first indented by 2 more. A word longer than
-    the width stands alone on its line."""
-    if "\n" in command.strip():  # written on several lines already: keep the author's layout
-        return [ln.rstrip() for ln in command.strip().splitlines()]
-    lines: list[str] = []
-    line = ""
-    for word in shell_words(command):
-        lead = "" if not lines else " " * indent
-        candidate = f"{line} {word}" if line else f"{lead}{word}"
-        room = width - 2  # keep space for " \"
-        if line and len(candidate) > room:
-            lines.append(line + " \\")
-            line = f"{' ' * indent}{word}"
-        else:
-            line = candidate
-    if line or not lines:
-        lines.append(line)
-    return lines
-
-
-class ShellCommand:
-    """A launch command, indented, wrapped between words with `` \\`` continuations."""
-
-    def __init__(self, command: str, indent: int = 2, style: str = "") -> None:
-        self.command = command
-        self.indent = indent
-        self.style = style
-
-    def __rich_console__(self, console, options):  # type: ignore[no-untyped-def]
-        from rich.text import Text
-
-        pad = " " * self.indent
-        for line in shell_lines(self.command, max(options.max_width - self.indent, 20)):
-            yield Text(pad + line, style=self.style, overflow="fold")
-
-    def __rich_measure__(self, console, options):  # type: ignore[no-untyped-def]
-        from rich.measure import Measurement
-
-        longest = max((len(w) for w in shell_words(self.command)), default=0) + self.indent
-        return Measurement(min(longest, options.max_width), options.max_width)
-
-
-def group(items):  # type: ignore[no-untyped-def]
-    """Markup strings and renderables, one after the other (for a Panel)."""
-    from rich.console import Group
-    from rich.text import Text
-
-    return Group(*(Text.from_markup(x) if isinstance(x, str) else x for x in items))
-
-
 _ACTION_STYLE = {"add": "green", "change": "yellow", "remove": "red"}
 
 
@@ -312,7 +194,6 @@ def say_warnings(a: Answer) -> None:
 
 def render_answer(a: Answer, console) -> None:
     """The answer on ``console`` (stdout); its warnings and notices go to stderr (``say_warnings``)."""
-    from rich.markup import escape
     from rich.panel import Panel
 
     if not a.proposals:
@@ -320,15 +201,24 @@ def render_answer(a: Answer, console) -> None:
 
         print("No findings in the index. Run `deploykb ingest`.", file=sys.stderr)
         return
-
     if a.triage.lines:
         console.print("[bold]Salient lines from your input[/bold]")
         render_triage_lines(a.triage.lines, console)
         console.print()
-
     if a.differential is not None and a.differential.leads:
         render_differential(a.differential, console)
-    best, rest = a.proposals[0], a.proposals[1:]
+    best = a.proposals[0]
+    lines = _best_head(a, best) + _what_to_change(a, best) + _best_tail(best)
+    console.print(Panel(group(lines), expand=True))
+    if a.differential is not None and not a.differential.leads:
+        render_differential(a.differential, console)
+    _also_close(a.proposals[1:], console)
+
+
+def _best_head(a: Answer, best: Proposal) -> list:
+    """The best match's title (or why there is no close match), why it matches, its root cause."""
+    from rich.markup import escape
+
     f = best.match.finding
     if a.confident:
         header = f"[bold green]Best match[/bold green]  {escape(f.title)}"
@@ -337,22 +227,27 @@ def render_answer(a: Answer, console) -> None:
             "[bold yellow]No close match.[/bold yellow] "
             f"{escape(a.verdict)}.\n\nNearest: {escape(f.title)}"
         )
-    lines: list = [header, f"[dim]{f.id} · status {f.status} · score {best.match.score:.2f}[/dim]", ""]
+    lines: list = [
+        header,
+        f"[dim]{f.id} · status {f.status} · score {best.match.score:.2f}[/dim]",
+        "",
+    ]
     lines.append("[bold]Why it matches[/bold]")
     lines += [hang("  • ", escape(r)) for r in best.match.reasons] or ["  • (weak evidence)"]
     if f.root_cause:
         lines += ["", "[bold]Root cause[/bold]"]
         for i, para in enumerate(paragraphs(f.root_cause)):
             lines += ([""] if i else []) + [hang("  ", escape(para))]
-    lines += [
-        "",
-        "[bold]What to change[/bold]"
-        + (
-            ""
-            if best.command or a.context.command
-            else " [dim](the case's whole fix: no current command given)[/dim]"
-        ),
-    ]
+    return lines
+
+
+def _what_to_change(a: Answer, best: Proposal) -> list:
+    """The changes the best match implies for the user's command, and its alternatives."""
+    from rich.markup import escape
+
+    f = best.match.finding
+    whole = "" if best.command or a.context.command else _WHOLE_FIX
+    lines: list = ["", "[bold]What to change[/bold]" + whole]
     if best.translated_from:
         lines.append(
             hang(
@@ -372,14 +267,23 @@ def render_answer(a: Answer, console) -> None:
     for i, alt in enumerate(best.alternatives, 1):
         lines.append(f"  [dim]alternative {i}:[/dim]")
         lines += [_change_line(c) for c in alt]
+    return lines
+
+
+_WHOLE_FIX = " [dim](the case's whole fix: no current command given)[/dim]"
+
+
+def _best_tail(best: Proposal) -> list:
+    """What was tried without effect, the corrected (or recorded working) command, the sources."""
+    from rich.markup import escape
+
+    f = best.match.finding
+    lines: list = []
     if f.tried_without_effect:
         lines += ["", "[bold]Tried without effect last time[/bold] (skip these)"]
+        mine = " [yellow](in your command)[/yellow]"
         lines += [
-            hang(
-                "  ✗ ",
-                escape(t)
-                + (" [yellow](in your command)[/yellow]" if t in best.dead_ends_in_command else ""),
-            )
+            hang("  ✗ ", escape(t) + (mine if t in best.dead_ends_in_command else ""))
             for t in f.tried_without_effect
         ]
     if best.command:
@@ -392,20 +296,23 @@ def render_answer(a: Answer, console) -> None:
         ]
     lines += ["", "[bold]Source[/bold]", hang("  ", escape(f.path or f.id))]
     lines += [hang("  ", escape(link)) for link in source_links(f.sources)]
-    console.print(Panel(group(lines), expand=True))
+    return lines
 
-    if a.differential is not None and not a.differential.leads:
-        render_differential(a.differential, console)
-    if rest:
-        console.print("[bold]Also close[/bold]")
-        for p in rest:
-            g = p.match.finding
-            fix = ", ".join(c.text or c.name for c in p.changes[:3])
-            console.print(
-                hang(f"  {p.match.score:.2f}  ", f"[cyan]{escape(g.id)}[/cyan]  {escape(g.title)}")
-            )
-            if fix:
-                console.print(hang("        fix: ", escape(fix)))
+
+def _also_close(rest: tuple[Proposal, ...], console) -> None:  # type: ignore[no-untyped-def]
+    from rich.markup import escape
+
+    if not rest:
+        return
+    console.print("[bold]Also close[/bold]")
+    for p in rest:
+        g = p.match.finding
+        fix = ", ".join(c.text or c.name for c in p.changes[:3])
+        console.print(
+            hang(f"  {p.match.score:.2f}  ", f"[cyan]{escape(g.id)}[/cyan]  {escape(g.title)}")
+        )
+        if fix:
+            console.print(hang("        fix: ", escape(fix)))
 
 
 _PROVENANCE = {

@@ -344,15 +344,10 @@ def compile_rules(raw: dict[str, Any], origin: str = "data/triage.json") -> Rule
 @lru_cache(maxsize=1)
 def rules() -> Rules:
     """The shipped rules, read once."""
+    from kb.dataload import load_json_data
+
     path = data_file("triage.json")
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise DeployKBError(
-            f"{path}: cannot read the triage rules ({exc.strerror}); reinstall deploykb"
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise DeployKBError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    raw = load_json_data("triage.json")
     if not isinstance(raw, dict):
         raise DeployKBError(f"{path}: must hold a JSON object")
     return compile_rules(raw, str(path))

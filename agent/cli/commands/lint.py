@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from agent.app import JsonOption, app
+from agent.cli.app import JsonOption, app
 
 if TYPE_CHECKING:  # pragma: no cover
-    from agent.lint import Problem
+    from agent.checks import Problem
 
 LINT_HELP = """Check finding files: required fields, status, symptom classes, id = file name,
 duplicate ids, unredacted secrets and addresses (errors); flags unknown to the registry for the
@@ -32,7 +32,7 @@ def lint_command(
     strict: Annotated[bool, typer.Option("--strict", help="Fail on warnings too.")] = False,
     json_out: JsonOption = False,
 ) -> None:
-    from agent.lint import default_paths, lint_paths
+    from agent.checks import default_paths, lint_paths
 
     report = lint_paths(list(paths) if paths else default_paths())
     if json_out:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from agent.app import JsonOption, app
+from agent.cli.app import JsonOption, app
 from kb.records import Triage
 
 if TYPE_CHECKING:
@@ -61,8 +61,8 @@ def triage_command(
     ] = 40,
     as_json: JsonOption = False,
 ) -> None:
-    from agent.streams import stdin_for
-    from agent.triage import read_input, triage
+    from agent.cli.streams import stdin_for
+    from agent.logs import read_input, triage
     from kb.redact import redact_record
 
     stream = stdin_for(text, sys.stdin)
@@ -94,7 +94,7 @@ def render_triage(result: Triage, console: Console) -> None:
     ``grep`` finds it whole."""
     from rich.text import Text
 
-    from agent.render import hang
+    from agent.cli.terminal import hang
 
     def indented(text: Text) -> None:
         if console.is_terminal:

@@ -1,0 +1,5 @@
+"""``python -m agent.cli``: the ``deploykb`` command."""
+
+from agent.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""One module per CLI command group; each registers its commands on ``agent.cli.app.app``."""

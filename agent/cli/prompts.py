@@ -1,0 +1,208 @@
+"""The questions ``deploykb add`` asks about what its options and the derivation left open.
+
+Each prompt is pre-filled with what was derived; a bad entry is reported and skipped, so a typo
+does not end the session. The facts a typed answer implies (config.json for a model, the SM of a
+GPU) come from :mod:`agent.new_finding`, as for the options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import typer
+
+from agent.draft import Draft, default_status, default_title, parse_symptom
+from agent.new_finding import Request
+from agent.saved_answer import AskStep, change_as_tried
+from kb.errors import InputError
+from kb.records import STATUSES, SYMPTOM_CLASSES, Fix, Symptom
+
+
+def choose_step(steps: tuple[AskStep, ...], leads: bool) -> str:
+    """Which step of a saved answer's plan fixed it: a number, ``match`` or ``none``."""
+    typer.echo("The plan in the answer:", err=True)
+    for s in steps:
+        typer.echo(f"  {s.step}. " + ", ".join(change_as_tried(c) for c in s.changes), err=True)
+    while True:
+        choice = str(
+            typer.prompt(
+                "Which step fixed it (a number, 'match' for the best match's fix, 'none')",
+                default="match" if not leads else "",
+                show_default=not leads,
+            )
+        ).strip()
+        if choice in ("match", "none") or choice.isdigit():
+            return choice
+        typer.echo("  a step number, 'match' or 'none'", err=True)
+
+
+def ask_for_the_rest(draft: Draft, request: Request) -> Draft:
+    """Ask for each field the options did not give, pre-filled with what was derived."""
+    given = {
+        "title": request.title,
+        "model": request.model,
+        "gpu": request.gpu,
+        "framework": request.framework,
+        "framework_version": request.framework_version,
+        "status": request.status,
+        "symptoms": request.symptoms,
+        "root_cause": request.root_cause,
+        "fix": request.add or request.remove or request.env or request.pins,
+        "tried": request.tried,
+        "sources": request.sources,
+        "notes": request.notes,
+    }
+    for field, ask in _QUESTIONS:
+        if not given[field]:
+            draft = ask(draft)
+    return draft
+
+
+def _asked(field: str, label: str) -> Callable[[Draft], Draft]:
+    """The question for one text field, pre-filled with the draft's value."""
+    return lambda draft: replace(draft, **{field: _text(label, getattr(draft, field))})
+
+
+def _tried(draft: Draft) -> Draft:
+    return replace(draft, tried=(*draft.tried, *_items("Tried without effect")))
+
+
+def _sources(draft: Draft) -> Draft:
+    sources = _items("Source (URL, owner/repo#N or file path)")
+    return replace(draft, sources=(*draft.sources, *sources))
+
+
+def _title(draft: Draft) -> Draft:
+    return replace(
+        draft, title=_text("Title (one line)", draft.title or default_title(draft), True)
+    )
+
+
+def _text(label: str, default: str | None, required: bool = False) -> str | None:
+    while True:
+        value = typer.prompt(label, default=default or "", show_default=bool(default))
+        value = " ".join(str(value).split()) if "\n" not in str(value) else str(value).strip()
+        if value or not required:
+            return value or None
+        typer.echo("  a value is needed here")
+
+
+def _items(label: str) -> list[str]:
+    out: list[str] = []
+    while True:
+        value = typer.prompt(f"{label} (empty to finish)", default="", show_default=False)
+        if not str(value).strip():
+            return out
+        out.append(str(value).strip())
+
+
+def _model(draft: Draft) -> Draft:
+    from agent.new_finding import model_facts, unique
+
+    answer = _text("Model (Hugging Face id or local folder)", draft.model)
+    if answer and answer != draft.model:
+        facts, warning = model_facts(answer)
+        if warning:
+            typer.echo(f"warning: {warning}", err=True)
+        draft = replace(
+            draft,
+            architecture=facts.architecture,
+            quantization=facts.quantization or draft.quantization,
+            tags=unique(draft.tags + facts.tags),
+        )
+    return replace(draft, model=answer)
+
+
+def _gpu(draft: Draft) -> Draft:
+    from agent.new_finding import gpu_facts
+
+    answer = _text("GPU (name or SM, e.g. '8x RTX PRO 6000' or sm120)", _gpu_label(draft))
+    if not answer or answer == _gpu_label(draft):
+        return draft
+    facts, warning = gpu_facts(answer)
+    if warning:
+        typer.echo(f"warning: {warning}", err=True)
+    return replace(draft, gpu=facts.gpu, sm=facts.sm, gpu_count=facts.gpu_count or draft.gpu_count)
+
+
+def _gpu_label(draft: Draft) -> str | None:
+    name = draft.gpu or draft.sm
+    if name and draft.gpu_count:
+        return f"{draft.gpu_count}x {name}"
+    return name
+
+
+def _symptoms(draft: Draft) -> Draft:
+    from agent.logs import classify
+
+    symptoms = draft.symptoms
+    if symptoms:
+        typer.echo("Symptoms found:")
+        for s in symptoms:
+            typer.echo(f"  {s.cls}: {s.text}")
+        if not typer.confirm("Keep them?", default=True):
+            symptoms = ()
+    for entry in _items(f"Add a symptom as 'class: error line' ({', '.join(SYMPTOM_CLASSES)})"):
+        symptoms = (*symptoms, _prompted(lambda e=entry: parse_symptom(e, classify)))
+    return replace(draft, symptoms=tuple(s for s in symptoms if isinstance(s, Symptom)))
+
+
+def _fix(draft: Draft) -> Draft:
+    from agent.fixes import add_change
+
+    fix = draft.fix
+    if not fix.is_empty():
+        typer.echo("Fix found:")
+        for line in _fix_lines(fix):
+            typer.echo(f"  {line}")
+        if not typer.confirm("Keep it?", default=True):
+            fix = Fix()
+    for entry in _items("Add a change ('--flag value', 'remove --flag', NAME=value, pkg==1.2)"):
+        fix = _prompted(lambda e=entry, f=fix: add_change(f, e, draft.framework)) or fix
+    return replace(draft, fix=fix)
+
+
+def _status(draft: Draft) -> Draft:
+    default = draft.status or default_status(draft)
+    while True:
+        answer = _text(f"Status ({', '.join(STATUSES)})", default, required=True)
+        if answer in STATUSES:
+            return replace(draft, status=answer)
+        typer.echo(f"  '{answer}' is not one of: {', '.join(STATUSES)}")
+
+
+def _prompted(make: Any) -> Any:
+    """An entry typed at a prompt: a bad one is reported and skipped, not fatal."""
+    try:
+        return make()
+    except InputError as exc:
+        typer.echo(f"  skipped: {exc}")
+        return None
+
+
+def _fix_lines(fix: Fix) -> list[str]:
+    return [
+        *(f"+ {x}" for x in fix.add),
+        *(f"- {x}" for x in fix.remove),
+        *(f"env {x}" for x in fix.env),
+        *(f"pin {x}" for x in fix.pins),
+    ]
+
+
+# (the option that answers it, the question), in the order they are asked
+_QUESTIONS: tuple[tuple[str, Callable[[Draft], Draft]], ...] = (
+    ("model", _model),
+    ("gpu", _gpu),
+    ("framework", _asked("framework", "Framework (sglang, vllm, tensorrt-llm)")),
+    ("framework_version", _asked("framework_version", "Framework version")),
+    ("symptoms", _symptoms),
+    ("root_cause", _asked("root_cause", "Root cause")),
+    ("fix", _fix),
+    ("tried", _tried),
+    ("status", _status),
+    ("sources", _sources),
+    ("notes", _asked("notes", "Notes")),
+    ("title", _title),
+)

@@ -1,1 +1,0 @@
-"""One module per CLI command group; each registers its commands on ``agent.app.app``."""

@@ -1,0 +1,411 @@
+"""Recording a new finding: what the options say, what can be derived, where it is written.
+
+:func:`start` folds the options of ``deploykb add`` and what can be derived (a saved answer, the
+two launch commands, the log, config.json, the GPU) into a :class:`~agent.draft.Draft`;
+:func:`record` completes, redacts and writes it. The edges are parameters: the ``httpx`` client
+for config.json, ``detect`` for nvidia-smi, the stdin a log may come from, the question of which
+plan step fixed it. Whatever is worth saying comes back as warnings for the command to print.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import IO, Any
+
+from agent.draft import (
+    Draft,
+    FieldRedaction,
+    build_finding,
+    check_status,
+    default_status,
+    default_title,
+    make_id,
+    merge,
+    parse_symptom,
+    redact_draft,
+    symptoms_from_triage,
+)
+from agent.saved_answer import ChooseStep
+from kb.errors import DeployKBError, InputError
+from kb.records import Finding, Fix
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the options of ``deploykb add`` say (None, or empty, where they say nothing)."""
+
+    title: str | None = None
+    model: str | None = None
+    arch: str | None = None
+    quant: str | None = None
+    gpu: str | None = None
+    gpu_count: int | None = None
+    interconnect: str | None = None
+    framework: str | None = None
+    framework_version: str | None = None
+    status: str | None = None
+    symptoms: tuple[str, ...] = ()
+    root_cause: str | None = None
+    add: tuple[str, ...] = ()
+    remove: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    pins: tuple[str, ...] = ()
+    tried: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    related: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    notes: str | None = None
+    log: str | None = None  # a file, or "-" for stdin
+    failing_cmd: str | None = None
+    working_cmd: str | None = None
+    from_ask: Path | None = None
+    fixed_by: str | None = None
+    id: str | None = None
+    directory: Path | None = None
+    findings: tuple[Path, ...] = ()  # the --findings folders
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class Folder:
+    """The folder the finding is written to, and the ids the other indexed folders hold."""
+
+    path: Path
+    taken: dict[str, Path]
+
+
+@dataclass(frozen=True)
+class Started:
+    request: Request
+    folder: Folder
+    draft: Draft
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Recorded:
+    finding: Finding
+    path: Path
+    backup: Path | None  # the replaced file, kept (--force)
+    redactions: tuple[FieldRedaction, ...]
+    problems: tuple[str, ...]  # what ``deploykb lint`` will say about the file
+
+
+def start(
+    request: Request,
+    *,
+    prompting: bool,
+    client: Any = None,
+    detect: bool = True,
+    stdin: IO[str] | None = None,
+    choose_step: ChooseStep | None = None,
+    today: str | None = None,
+) -> Started:
+    """Check the options, choose the folder, derive what can be derived and lay the options
+    over it (an option always wins). ``prompting``: the command will ask for the rest."""
+    if request.log == "-" and prompting:
+        raise InputError("--log - reads the log from stdin, so prompts cannot: add --no-input")
+    if request.status is not None:
+        check_status(request.status)
+    if request.fixed_by is not None and request.from_ask is None:
+        raise InputError("--fixed-by names a step of a saved answer's plan: add --from-ask FILE")
+    folder = choose_folder(request.directory, list(request.findings))
+    if request.id is not None:
+        check_explicit_id(request.id, folder, request.force)
+    saved = None
+    if request.from_ask is not None:
+        from agent.saved_answer import read_saved_answer
+
+        saved = read_saved_answer(request.from_ask)
+    draft, warnings = derive_draft(request, saved, client=client, detect=detect, stdin=stdin)
+    if saved is not None:
+        from agent.saved_answer import with_plan_step
+
+        draft = with_plan_step(draft, saved, str(request.from_ask), request.fixed_by, choose_step)
+    draft = with_options(draft, request, today or dt.date.today().isoformat())
+    return Started(request, folder, draft, tuple(warnings))
+
+
+def record(started: Started, draft: Draft, *, redact: bool = True) -> Recorded:
+    """Status, title and id given or derived, secrets and addresses redacted, the file written
+    atomically (see :func:`write_unique`)."""
+    request, folder = started.request, started.folder
+    draft = complete(draft, folder, request.force)
+    redactions: tuple[FieldRedaction, ...] = ()
+    if redact:
+        draft, redactions = redact_draft(draft)
+    finding, path, backup, problems = write_unique(
+        draft, folder, request.force, explicit=request.id is not None
+    )
+    return Recorded(finding, path, backup, redactions, problems)
+
+
+# --- deriving --------------------------------------------------------------------------------
+
+
+def derive_draft(
+    request: Request,
+    saved: Any = None,
+    *,
+    client: Any = None,
+    detect: bool = True,
+    stdin: IO[str] | None = None,
+) -> tuple[Draft, list[str]]:
+    """Defaults from a saved ask answer (``saved``, read from ``--from-ask``), the commands, the
+    log, config.json and the GPU, in increasing order of precedence; the warnings of what could
+    not be derived."""
+    warnings: list[str] = []
+    draft = Draft()
+    if saved is not None:
+        from agent.saved_answer import draft_from_ask
+
+        draft = merge(draft, draft_from_ask(saved, str(request.from_ask)))
+    draft = _from_commands(draft, request.failing_cmd, request.working_cmd)
+    if request.log is not None:
+        draft, warning = _from_log(draft, request.log, stdin)
+        warnings += [warning] if warning else []
+    model = request.model or draft.model
+    if model:
+        facts, warning = model_facts(model, client=client)
+        draft = merge(draft, facts)
+        warnings += [warning] if warning else []
+    if request.gpu:
+        facts, warning = gpu_facts(request.gpu)
+        draft = merge(draft, facts)
+        warnings += [warning] if warning else []
+    elif not draft.gpu and not draft.sm and detect:
+        from agent.context import detect_gpu
+
+        found = detect_gpu()
+        if found:
+            draft = replace(draft, gpu=found[0], sm=found[1])
+    return draft, warnings
+
+
+def _from_commands(draft: Draft, failing_cmd: str | None, working_cmd: str | None) -> Draft:
+    """What the launch commands say, and the fix when both are given (their difference)."""
+    for option, value in (("--failing-cmd", failing_cmd), ("--working-cmd", working_cmd)):
+        if value is not None and not value.strip():
+            raise InputError(f"{option} is empty: pass the launch command, or leave the option out")
+    if failing_cmd is None and working_cmd is None:
+        return draft
+    from agent.fixes import draft_from_command, fix_from_commands
+    from agent.flags import parse_command
+
+    failing = parse_command(failing_cmd, source="--failing-cmd") if failing_cmd else None
+    working = parse_command(working_cmd, source="--working-cmd") if working_cmd else None
+    draft = merge(draft, draft_from_command(working or failing))  # type: ignore[arg-type]
+    draft = replace(draft, failing_command=failing_cmd, working_command=working_cmd)
+    if failing is not None and working is not None:
+        draft = replace(draft, fix=fix_from_commands(failing, working))
+    return draft
+
+
+def _from_log(draft: Draft, log: str, stdin: IO[str] | None) -> tuple[Draft, str | None]:
+    """The log's error lines as the symptoms."""
+    import sys
+
+    from agent.logs import read_input, triage
+
+    stream = stdin if stdin is not None else sys.stdin
+    lines = read_input("-", None, stream) if log == "-" else read_input(None, Path(log), stream)
+    symptoms = symptoms_from_triage(triage(lines))
+    warning = None
+    if not symptoms:
+        warning = f"--log {log}: no error lines found; add the symptoms with --symptom"
+    return replace(draft, symptoms=symptoms), warning
+
+
+def model_facts(model: str, *, client: Any = None) -> tuple[Draft, str | None]:
+    """Architecture, quantization and traits from config.json (see ``agent.hub.model_context``);
+    one that cannot be read is a warning: the finding is recorded without them."""
+    from agent.hub import model_context
+    from kb.errors import ConfigFetchError
+
+    try:
+        traits = model_context(model, client=client)
+    except ConfigFetchError as exc:
+        return Draft(), f"{exc} (the finding gets no architecture or quantization from it)"
+    if traits is None:
+        return Draft(), None  # a bare name: nothing to look up
+    return Draft(
+        architecture=traits.model_type, quantization=traits.quantization, tags=traits.traits
+    ), None
+
+
+def gpu_facts(value: str) -> tuple[Draft, str | None]:
+    """``--gpu '8x RTX PRO 6000'`` -> name, SM and count; an unknown name is kept as written,
+    with a warning."""
+    from agent.context import resolve_gpu
+
+    m = re.match(r"^\s*(\d+)\s*[x×*]\s*", value)
+    count = int(m.group(1)) if m and int(m.group(1)) > 0 else None
+    try:
+        name, sm = resolve_gpu(value)
+    except InputError:
+        warning = (
+            f"--gpu '{value}': not a GPU deploykb knows; kept as written, SM left empty "
+            "(add it, e.g. --gpu 'sm120')"
+        )
+        return Draft(gpu=value[m.end() :] if m else value, gpu_count=count), warning
+    return Draft(gpu=name, sm=sm, gpu_count=count), None
+
+
+def with_options(draft: Draft, request: Request, today: str) -> Draft:
+    """The draft with what the options say laid over it (options win; lists are joined)."""
+    from agent.logs import classify
+    from kb.frameworks import split_framework
+
+    fw_name, fw_version = split_framework(request.framework)
+    draft = merge(
+        draft,
+        Draft(
+            id=request.id,
+            title=request.title,
+            status=request.status,
+            model=request.model,
+            architecture=request.arch,
+            quantization=request.quant,
+            gpu_count=request.gpu_count,
+            interconnect=request.interconnect,
+            framework=fw_name,
+            framework_version=request.framework_version or fw_version,
+            root_cause=request.root_cause,
+            notes=request.notes,
+        ),
+    )
+    fix = draft.fix
+    for kind in ("add", "remove", "env", "pins"):
+        for value in getattr(request, kind):
+            fix = _add_explicit(fix, kind, value)
+    return replace(
+        draft,
+        symptoms=unique(
+            tuple(parse_symptom(s, classify) for s in request.symptoms) + draft.symptoms
+        ),
+        fix=fix,
+        tried=unique(request.tried + draft.tried),
+        sources=request.sources,
+        related=unique(request.related + draft.related),
+        tags=unique(request.tags + draft.tags),
+        date=today,
+    )
+
+
+def _add_explicit(fix: Fix, kind: str, value: str) -> Fix:
+    value = " ".join(value.split())
+    if not value:
+        return fix
+    if kind == "env" and "=" not in value:
+        raise InputError(f"--env '{value}': write NAME=value")
+    return replace(fix, **{kind: (*getattr(fix, kind), value)})
+
+
+def unique(items: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(dict.fromkeys(items))
+
+
+# --- where to write --------------------------------------------------------------------------
+
+
+def choose_folder(directory: Path | None, extra: list[Path]) -> Folder:
+    """``--dir``, else the first ``--findings``/``DEPLOYKB_FINDINGS`` folder, else ./findings;
+    and the ids already taken in the other indexed folders."""
+    from kb.paths import findings_dirs
+
+    if directory is not None:
+        target = Path(directory).expanduser()
+    elif extra:
+        target = Path(extra[0]).expanduser()
+    elif Path("findings").is_dir():
+        target = Path("findings")
+    else:
+        raise InputError(
+            "no findings folder: pass --findings DIR (or set DEPLOYKB_FINDINGS), or --dir DIR, "
+            "or run from a folder that has findings/"
+        )
+    others = [d for d in findings_dirs([*extra, target]) if d.resolve() != target.resolve()]
+    return Folder(target, ids_in(others))
+
+
+def ids_in(dirs: Any) -> dict[str, Path]:
+    """Ids taken in these folders (a finding file is named after its id) and their files, found
+    the way ``ingest`` finds them."""
+    from kb.ingest import finding_files
+
+    out: dict[str, Path] = {}
+    for p in finding_files([d for d in dirs if Path(d).is_dir()]):
+        out.setdefault(p.stem, p)
+    return out
+
+
+def check_explicit_id(fid: str, folder: Folder, force: bool) -> None:
+    from kb.serialize import ID_RE
+
+    if not ID_RE.match(fid):
+        raise InputError(
+            f"--id '{fid}': not a slug; use lower-case letters, digits, '-', '_' and '.'"
+        )
+    if fid in folder.taken:
+        raise InputError(
+            f"--id '{fid}' is already used by {shown(folder.taken[fid])}; choose another id"
+        )
+    existing = folder.path / f"{fid}.md"
+    if existing.exists() and not force:
+        raise InputError(
+            f"{existing} already exists; use --force to replace it "
+            f"(the old file is kept as {existing.name}.bak)"
+        )
+
+
+def shown(path: Path) -> str:
+    """A path as the user sees it: relative to the working folder when it is under it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def complete(draft: Draft, folder: Folder, force: bool) -> Draft:
+    """Status, title and id: given, else derived."""
+    if not draft.status:
+        draft = replace(draft, status=default_status(draft))
+    if not draft.title:
+        draft = replace(draft, title=default_title(draft))
+        if not draft.title:
+            raise InputError("--title is required: there is no model, symptom or fix to name it by")
+    if not draft.id:
+        taken = set(folder.taken) if force else {*folder.taken, *ids_in([folder.path])}
+        draft = replace(draft, id=make_id(draft, taken))
+    return draft
+
+
+def write_unique(
+    draft: Draft, folder: Folder, force: bool, *, explicit: bool
+) -> tuple[Finding, Path, Path | None, tuple[str, ...]]:
+    """Write the finding, with what ``lint`` will say about it; a derived id that another
+    ``add`` took meanwhile (the file appeared between the check and the write) moves on to the
+    next free one, ``-2``, ``-3``..., so two adds at the same moment both keep their finding. An
+    id given with ``--id`` is not changed."""
+    from agent.checks import lint_text
+    from kb.errors import FindingExistsError
+    from kb.write import render_finding, write_finding
+
+    problems: list[str] = []
+    for _ in range(1000):
+        finding = build_finding(draft)
+        label = shown(folder.path / f"{finding.id}.md")
+        problems += [str(p) for p in lint_text(render_finding(finding), label).problems]
+        try:
+            path, backup = write_finding(finding, folder.path, force=force)
+        except FindingExistsError:
+            if explicit or force:
+                raise
+            used = {*folder.taken, *ids_in([folder.path]), draft.id}
+            draft = replace(draft, id=make_id(replace(draft, id=None), used))
+            continue
+        return finding, path, backup, tuple(problems)
+    raise DeployKBError(f"no free id for the new finding in {folder.path}; pass --id")
