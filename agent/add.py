@@ -661,7 +661,7 @@ class FieldRedaction:
 
     def __str__(self) -> str:
         r = self.redaction
-        return f"{self.field}: {r.kind} {r.preview()} -> {r.replacement}"
+        return f"{self.field}: {r.kind} {r.preview()} -> {r.placeholder}"
 
 
 def redact_draft(draft: Draft) -> tuple[Draft, tuple[FieldRedaction, ...]]:

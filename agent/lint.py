@@ -92,7 +92,7 @@ def lint_text(text: str, path: str, registry: Registry | None = None) -> FileLin
     for r in find_secrets(text):
         out.error(
             r.line,
-            f"unredacted {r.kind} '{r.preview()}': replace it with {r.replacement} "
+            f"unredacted {r.kind} '{r.preview()}': replace it with {r.placeholder} "
             "(`deploykb add` redacts automatically)",
         )
 

@@ -218,6 +218,10 @@ CASES = [
          "python -m sglang.launch_server --model-path nvidia/GLM-5-NVFP4 --tp 8 --api-key sk-proj-aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI --host gpu07.acme-ml.com", "--json"), 0,
          '      "command": "python -m sglang.launch_server --model-path nvidia/GLM-5-NVFP4 --tp 8 --api-key <api-key> --host <host> --',
          prefix=True, absent=("sk-proj-aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI", "gpu07.acme-ml.com")),
+    Case("quoted secret of several words in --cmd (never echoed)", ("ask", "NaN probability tensor contains either inf", "--gpu", "sm120", "--cmd",
+         "vllm serve Qwen/Qwen3-8B --api-key 'my secret value' --port 8000", "--json"), 0,
+         '''    "command": "vllm serve Qwen/Qwen3-8B --api-key '<redacted>' --port 8000"''',
+         absent=("my secret value", "secret value")),
     Case("export format that does not exist", ("export", "--format", "pdf"), 2,
          "Error: --format 'pdf': choose md, csv, json or html"),
     # --- add
@@ -236,8 +240,13 @@ CASES = [
          ("add", "--no-input", "--title", "t", "--model", "acme/M-7B", "--gpu", "sm120",
           "--symptom", "crash: boom", "--failing-cmd",
           "vllm serve acme/M-7B --api-key s3cretKeyValue99 --download-dir https://bob:hunter2pass@files.acme-ml.com/x"), 0,
-         "  failing_command: api-key-flag …(26 chars) -> --api-key <redacted>",
-         lambda tmp: (tmp / "findings").mkdir()),
+         "  failing_command: api-key-flag …(26 chars) -> <redacted>",
+         lambda tmp: (tmp / "findings").mkdir(), absent=("s3cretKeyValue99", "hunter2pass")),
+    Case("add with an e-mail and an address (report names the kind, not the value)",
+         ("add", "--no-input", "--title", "t", "--model", "acme/M-7B", "--gpu", "sm120",
+          "--symptom", "crash: NCCL peer 10.1.1.1 closed; mail bob@gpu-box.acmecorp.ai"), 0,
+         "  symptoms[1]: email …(23 chars) -> <email>",
+         lambda tmp: (tmp / "findings").mkdir(), absent=("bob@", "gpu-box", "10.1.1.1")),
 ]  # fmt: skip
 
 

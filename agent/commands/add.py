@@ -321,7 +321,7 @@ def _write_and_index(
                     "field": r.field,
                     "kind": r.redaction.kind,
                     "preview": r.redaction.preview(),
-                    "replacement": r.redaction.replacement,
+                    "replacement": r.redaction.placeholder,
                 }
                 for r in redactions
             ],
