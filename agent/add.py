@@ -670,7 +670,7 @@ def redact_draft(draft: Draft) -> tuple[Draft, tuple[FieldRedaction, ...]]:
     Public links in ``sources`` are left alone by the redactor's own rules; ids (``id``,
     ``related``) are slugs and are not touched.
     """
-    from kb.redact import redact
+    from kb.redact import neutralise, redact
 
     found: list[FieldRedaction] = []
 
@@ -679,7 +679,7 @@ def redact_draft(draft: Draft) -> tuple[Draft, tuple[FieldRedaction, ...]]:
             return value
         out, reds = redact(value)
         found.extend(FieldRedaction(name, r) for r in reds)
-        return out
+        return neutralise(out)  # a pasted ESC is written as \x1b: the file lints clean
 
     def many(name: str, values: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(one(f"{name}[{i + 1}]", v) or "" for i, v in enumerate(values))

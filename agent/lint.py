@@ -89,6 +89,8 @@ def lint_text(text: str, path: str, registry: Registry | None = None) -> FileLin
             out.error(exc.line, exc.message)
         return FileLint(out.sorted())
     text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    for line, chars in _controls(text):
+        out.error(line, _not_allowed(chars))
     for r in find_secrets(text):
         out.error(
             r.line,
@@ -107,6 +109,10 @@ def lint_text(text: str, path: str, registry: Registry | None = None) -> FileLin
         except FindingError:
             data = None  # the parser below reports it with its line
         if isinstance(data, Mapping):
+            for key, chars in _escaped_controls(data):
+                if not out.has_error_at(keys.get(key) or 1):
+                    how = " (written as a YAML escape)"
+                    out.error(keys.get(key), f"'{key}': {_not_allowed(chars, how)}")
             _check_fields(data, keys, out, registry)
             fid = data.get("id")
             if isinstance(fid, str) and fid.strip():
@@ -428,3 +434,40 @@ def default_paths() -> list[Path]:
     if not local.is_dir():
         raise InputError("no findings/ folder here; pass the folders or files to lint")
     return [local]
+
+
+# --- control characters (a terminal acts on them) ------------------------------------------------
+
+
+def _controls(text: str) -> list[tuple[int, list[str]]]:
+    """Each line holding control characters (but tab), and which: ``(3, ["U+001B"])``."""
+    from kb.redact import control_characters
+
+    by_line: dict[int, list[str]] = {}
+    for line, char in control_characters(text):
+        by_line.setdefault(line, []).append(f"U+{ord(char):04X}")
+    return list(by_line.items())
+
+
+def _not_allowed(codes: list[str], how: str = "") -> str:
+    codes = list(dict.fromkeys(codes))
+    if len(codes) == 1:
+        return (
+            f"control character {codes[0]}{how} is not allowed (a terminal acts on it); remove it"
+        )
+    return (
+        f"control characters {', '.join(codes)}{how} are not allowed (a terminal acts on them); "
+        "remove them"
+    )
+
+
+def _escaped_controls(data: Any, key: str = "") -> list[tuple[str, list[str]]]:
+    """``(key, ["U+001B"])`` for each front-matter string holding a control character."""
+    from kb.redact import control_characters
+
+    if isinstance(data, str):
+        codes = [f"U+{ord(c):04X}" for _, c in control_characters(data)]
+        return [(key, codes)] if codes else []
+    items: Any = data.items() if isinstance(data, Mapping) else ()
+    items = enumerate(data) if isinstance(data, list) else items
+    return [hit for k, v in items for hit in _escaped_controls(v, f"{key}.{k}" if key else str(k))]

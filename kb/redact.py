@@ -19,6 +19,9 @@ decide: a version cue (cudnn, tensorrt, nccl, version, release, build, ``==``, a
 package name, ...) with no address cue (host, addr, peer, ``@``, ...) makes it a version, so
 ``TensorRT 10.1.2.3`` and ``nvidia-cudnn-cu12 9.10.2.21`` stay; anything else is an address.
 
+``safe_text`` is what every output shows: the redacted text with its control characters made
+visible (``neutralise``), so a finding or a pasted log cannot drive the terminal.
+
 The labelled corpus in ``eval/redaction/`` (secrets that must go, clean lines that must stay
 untouched) measures it: ``python scripts/redaction_eval.py``.
 """
@@ -586,6 +589,41 @@ def _redact_line(line: str, number: int, found: list[Redaction]) -> str:
     return line
 
 
+# C0 controls but tab and newline, DEL, and C1 (U+0080-U+009F: U+009B is a CSI on some terminals)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def neutralise(text: str) -> str:
+    """``text`` with every control character but newline and tab written out as ``\\xNN``
+    (ESC is ``\\x1b``), so what a finding or a log holds is shown, never run by a terminal
+    (``\\e]0;title\\a`` sets a window title, ``\\e[2J`` clears the screen). A CR before a newline
+    is a line ending and goes."""
+    if _CONTROL.search(text) is None:
+        return text
+    return _CONTROL.sub(_visible, text.replace("\r\n", "\n"))
+
+
+def _visible(m: re.Match[str]) -> str:
+    return f"\\x{ord(m.group(0)):02x}"
+
+
+def control_characters(text: str) -> list[tuple[int, str]]:
+    """``(line, character)`` of each control character ``neutralise`` would write out."""
+    text = text.replace("\r\n", "\n")
+    out: list[tuple[int, str]] = []
+    line, pos = 1, 0
+    for m in _CONTROL.finditer(text):
+        line += text.count("\n", pos, m.start())
+        pos = m.start()
+        out.append((line, m.group(0)))
+    return out
+
+
+def safe_text(text: str) -> str:
+    """What any output shows of ``text``: redacted, control characters made visible."""
+    return neutralise(redact(text)[0])
+
+
 def find_secrets(text: str) -> tuple[Redaction, ...]:
     """What ``redact`` would replace: used by ``lint`` to flag an unredacted finding."""
     return redact(text)[1]
@@ -596,10 +634,11 @@ def redact_text(text: str) -> str:
 
 
 def redact_record(value: Any, skip: frozenset[str] = frozenset()) -> Any:
-    """``value`` with every string in it redacted: records (frozen dataclasses), tuples, lists and
-    dicts are rebuilt, other values kept. Fields named in ``skip`` are left as they are."""
+    """``value`` with every string in it through ``safe_text`` (redacted, control characters
+    made visible): records (frozen dataclasses), tuples, lists and dicts are rebuilt, other values
+    kept. Fields named in ``skip`` are left as they are."""
     if isinstance(value, str):
-        return redact(value)[0] if len(value) > 3 else value
+        return safe_text(value) if len(value) > 3 else neutralise(value)
     if isinstance(value, tuple) and len(value) == 2 and _secret_value(*value):
         return (value[0], "<redacted>")  # an (ENV_NAME, value) pair: ("HF_TOKEN", "abc def")
     if isinstance(value, (tuple, list)):

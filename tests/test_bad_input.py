@@ -46,6 +46,9 @@ BOMB = (
 )
 
 
+ESCAPED = '---\nid: x\ntitle: "t \\e]0;pwned\\a\\e[2J"\nstatus: works\n---\n'
+
+
 def index_and(then: Callable[[Path], None]) -> Callable[[Path], None]:
     """Build the index of the shipped findings and findings/, then spoil something."""
 
@@ -177,6 +180,16 @@ CASES = [
     Case("unredacted secret in a finding (lint)", ("lint", "findings/x.md"), 1,
          "findings/x.md:7: error: unredacted hf-token '…(37 chars)': replace it with <hf-token> (`deploykb add` redacts automatically)",
          team(FRONT + "---\n\nexport HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEF12\n")),
+    Case("terminal escapes written as YAML escapes (lint)", ("lint", "findings/x.md"), 1,
+         "findings/x.md:3: error: 'title': control characters U+001B, U+0007 (written as a YAML escape) are not allowed (a terminal acts on them); remove them",
+         team(ESCAPED)),
+    Case("raw ESC and BEL bytes in the body (lint)", ("lint", "findings/x.md"), 1,
+         "findings/x.md:7: error: control characters U+001B, U+0007 are not allowed (a terminal acts on them); remove them",
+         team(FRONT + "---\n\nRaw \x1b]0;pwned\x07 and \x1b[2J in the body.\n")),
+    Case("terminal escapes in a finding are written out, not run (show)", ("show", "x", "--json"), 0,
+         '  "title": "t \\\\x1b]0;pwned\\\\x07\\\\x1b[2J",',
+         lambda tmp: (team(ESCAPED)(tmp), invoke(["ingest", "--findings", "findings"])),
+         absent=("\x1b", "\x07")),
     # --- the index file
     Case("index path holds a file that is not SQLite", ("ask", "x"), 3,
          "Error: state/kb.db: not a deploykb index (file is not a database); delete it or pass --db",

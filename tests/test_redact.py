@@ -210,3 +210,11 @@ def test_a_flag_value_is_judged_with_its_name():
     pairs = (("HF_TOKEN", "abc def ghi"), ("CUDA_VISIBLE_DEVICES", "0,1"))
     assert redact_record(pairs) == (("HF_TOKEN", "<redacted>"), ("CUDA_VISIBLE_DEVICES", "0,1"))
 
+
+def test_control_characters_are_written_out_and_line_endings_kept():
+    from kb.redact import neutralise, redact_record, safe_text
+
+    text = "t \x1b]0;pwned\x07\x1b[2J\x1b[31mred\r\nnext\x9b\tok"
+    assert neutralise(text) == "t \\x1b]0;pwned\\x07\\x1b[2J\\x1b[31mred\nnext\\x9b\tok"
+    assert safe_text("ssh 10.1.1.1 \x1b[2J") == "ssh <ip> \\x1b[2J"
+    assert redact_record({"a": ("\x1b", "x\x07y")}) == {"a": ("\\x1b", "x\\x07y")}

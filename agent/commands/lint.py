@@ -61,12 +61,15 @@ def lint_command(
 
 
 def _line(p: Problem, severity: str) -> str:
-    loc = f"{p.path}:{p.line}" if p.line else p.path
-    return f"{loc}: {severity}: {p.message}"
+    from kb.errors import located
+
+    return located(p.path, p.line, f"{severity}: {p.message}")  # control characters written out
 
 
 def _problem_dict(p: Problem) -> dict[str, object]:
-    return {"path": p.path, "line": p.line, "message": p.message}
+    from kb.redact import neutralise
+
+    return {"path": neutralise(p.path), "line": p.line, "message": neutralise(p.message)}
 
 
 def _summary(files: int, errors: int, warnings: int) -> str:
