@@ -208,7 +208,10 @@ def _check_fields(
 
     fid = d.get("id")
     stem = Path(out.path).name.removesuffix(".md")
-    if isinstance(fid, str) and fid.strip() and fid.strip() != stem:
+    from kb.serialize import ID_RE
+
+    # an id that is no slug is the parser's error ("is not a slug"), not a file to rename
+    if isinstance(fid, str) and ID_RE.match(fid.strip()) and fid.strip() != stem:
         out.error(
             keys.get("id"),
             f"id '{fid.strip()}' does not match the file name; rename the file to "
@@ -380,8 +383,15 @@ def lint_paths(paths: Sequence[Path], registry: Registry | None = None) -> LintR
     files = finding_paths(paths)
     problems: list[Problem] = []
     owner: dict[str, str] = {}
+    # the folders checked (a file's own folder when a file is named): no link out of them is read
+    roots = [Path(p).resolve() if Path(p).is_dir() else Path(p).parent.resolve() for p in paths]
     for p in files:
         name = str(p)
+        target = p.resolve()
+        if not any(r == target or r in target.parents for r in roots):
+            why = f"symbolic link to {target}, outside the folders checked: not followed"
+            problems.append(Problem(name, None, why + " (commit the file, not a link)"))
+            continue
         try:
             size = p.stat().st_size
             if size > MAX_BYTES:
