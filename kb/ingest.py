@@ -122,6 +122,15 @@ def files_fingerprint(dirs: list[Path]) -> str:
     return h.hexdigest()
 
 
+def up_to_date(db: sqlite_utils.Database, dirs: list[Path], embedder_name: str | None) -> bool:
+    """An ingest of ``dirs`` would change nothing (read only: hashes, paths, vectors' model)."""
+    scopes = [Path(d).resolve() for d in dirs]
+    try:
+        return _nothing_to_do(db, dirs, scopes, embedder_name) is not None
+    except sqlite3.Error:
+        return False
+
+
 def finding_files(dirs: Sequence[Path]) -> list[Path]:
     """Every ``*.md`` under each dir (or the file itself), README.md and hidden folders excepted.
 

@@ -97,6 +97,11 @@ def make_read_only(tmp: Path) -> None:
     os.chmod(tmp / "state" / "kb.db", 0o444)
 
 
+def folder_read_only(tmp: Path) -> None:
+    os.chmod(tmp / "state", 0o555)  # SQLite can make no -wal or -shm file there
+
+
+
 @dataclass(frozen=True)
 class Case:
     name: str  # the class of bad input, as the README table says it
@@ -220,6 +225,8 @@ CASES = [
     Case("read-only index while findings changed", ("ask", "NaN probability tensor", "--findings", "findings", "--gpu", "sm120"), 0,
          "warning: findings changed since the index at state/kb.db was built, but it is read-only: answering from it as it is. To refresh: `deploykb ingest --db state/kb.db` as a user who can write it",
          index_and(make_read_only)),
+    Case("index in a read-only folder, nothing changed (read, nothing written)", ("ingest", "--findings", "findings"), 0,
+         "165 findings unchanged; nothing to embed", index_and(folder_read_only)),
     Case("team folder moved: its old rows are pruned", ("ask", "NaN probability tensor", "--findings", "moved", "--gpu", "sm120"), 0,
          "deploykb: re-indexed changed findings (1 added, 0 updated, 1 removed)",
          index_and(move_team)),
@@ -314,7 +321,7 @@ def test_bad_input_is_one_line_and_an_exit_code(case, where, monkeypatch):
         real = os.access
         monkeypatch.setattr(
             kb.store.os, "access",
-            lambda p, mode: False if str(p).endswith("kb.db") and mode == os.W_OK else real(p, mode),
+            lambda p, mode: False if (str(p).endswith("kb.db") or "folder" in case.name and str(p).endswith("state")) and mode & os.W_OK else real(p, mode),
         )  # fmt: skip
     code, out, err = invoke(list(case.args), case.stdin)
     shown = (out + err).replace(f"{where}/", "").replace(f"{where.resolve()}/", "")
