@@ -145,11 +145,13 @@ def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "a
 
     Missing, empty or stale (other parser, schema or model): built on the spot. Otherwise a cheap
     fingerprint of the finding files (paths, mtimes, sizes) tells whether any was added, edited
-    or deleted since the last ``ingest`` or ``ask``; only then does an incremental ingest run.
-    An index that cannot be written is only read: see ``_read_only``.
+    or deleted since the last ``ingest`` or ``ask``, and a look at the files of the other folders
+    it holds whether one of those is gone; only then does an incremental ingest run (rows of
+    files that are gone are dropped). An index that cannot be written is only read: see
+    ``_read_only``.
     """
     from agent.search import line_keys_version
-    from kb.ingest import files_fingerprint
+    from kb.ingest import files_fingerprint, gone_findings
     from kb.store import ReadOnlyIndexError, check_index, get_meta, open_db
 
     path = resolve_db_path(db)
@@ -172,7 +174,7 @@ def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "a
         and stored == fingerprint
         and get_meta(database, "line_keys") == line_keys_version()
     )
-    if current:
+    if current and not gone_findings(database, dirs):
         return database  # nothing changed: read only, write nothing
     if getattr(database, "read_only", False):
         return _read_only(database, path, dirs, name, reason)
@@ -213,20 +215,31 @@ def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "a
 def _read_only(database, path: Path, dirs: list[Path], name: str | None, reason: str | None):
     """An index nobody here can write, answered from as it is when the findings did not change
     (its fingerprint may differ by a touched file: the files' contents are compared); otherwise
-    a warning says how to refresh it. When this deploykb derives match keys differently, the
-    answer comes from a copy in memory with fresh ones."""
+    a warning says how to refresh it. Findings whose file is gone are never served: the answer
+    comes from a copy in memory without them (and with fresh match keys when this deploykb
+    derives them differently), with a warning on every ``ask``."""
     from agent.search import line_keys_version, precompute
-    from kb.ingest import up_to_date
-    from kb.store import get_meta, memory_copy
+    from kb.ingest import gone_findings, up_to_date
+    from kb.store import delete_findings, get_meta, memory_copy, write_transaction
 
     refresh = f"`deploykb ingest --db {path}` as a user who can write it"
     if reason is not None:
         raise KBIndexError(
             f"{reason}, and it is read-only; run {refresh}, or pass --db with a writable file"
         )
-    if get_meta(database, "line_keys") != line_keys_version():
+    gone = gone_findings(database)
+    if gone or get_meta(database, "line_keys") != line_keys_version():
         database = memory_copy(database)
+        with write_transaction(database):
+            delete_findings(database, gone)
         precompute(database)
+    if gone:
+        folders = ", ".join(sorted({str(Path(p).parent) for p in gone.values()}))
+        print(
+            f"warning: {len(gone)} finding(s) in the index at {path} come from files that are "
+            f"gone ({folders}): not served. To remove them: {refresh}",
+            file=sys.stderr,
+        )
     if not up_to_date(database, dirs, name):
         print(
             f"warning: findings changed since the index at {path} was built, but it is "

@@ -101,6 +101,16 @@ def folder_read_only(tmp: Path) -> None:
     os.chmod(tmp / "state", 0o555)  # SQLite can make no -wal or -shm file there
 
 
+def delete_team(tmp: Path) -> None:
+    import shutil
+
+    shutil.rmtree(tmp / "findings")
+
+
+def delete_team_read_only(tmp: Path) -> None:
+    delete_team(tmp)
+    os.chmod(tmp / "state" / "kb.db", 0o444)
+
 
 @dataclass(frozen=True)
 class Case:
@@ -227,6 +237,12 @@ CASES = [
          index_and(make_read_only)),
     Case("index in a read-only folder, nothing changed (read, nothing written)", ("ingest", "--findings", "findings"), 0,
          "165 findings unchanged; nothing to embed", index_and(folder_read_only)),
+    Case("team folder deleted: its rows are pruned", ("ask", "NaN probability tensor", "--gpu", "sm120", "--json"), 0,
+         "deploykb: re-indexed changed findings (0 added, 0 updated, 1 removed)",
+         index_and(delete_team), absent=('"id": "team-one"',)),
+    Case("read-only index, team folder deleted: its findings are not served", ("ask", "NaN probability tensor", "--gpu", "sm120", "--json"), 0,
+         "warning: 1 finding(s) in the index at state/kb.db come from files that are gone (findings): not served. To remove them: `deploykb ingest --db state/kb.db` as a user who can write it",
+         index_and(delete_team_read_only), absent=('"id": "team-one"',)),
     Case("team folder moved: its old rows are pruned", ("ask", "NaN probability tensor", "--findings", "moved", "--gpu", "sm120"), 0,
          "deploykb: re-indexed changed findings (1 added, 0 updated, 1 removed)",
          index_and(move_team)),

@@ -129,6 +129,16 @@ def test_an_index_in_a_read_only_folder_answers_and_says_how_to_refresh(tmp_path
     ]
     assert sorted(p.name for p in folder.iterdir()) == before  # no -wal, no -shm, nothing
 
+    shutil.rmtree(team)  # its findings are not served, whatever the index holds
+    gone = _cli("ask", "ZZQUNIQUE kernel explosion", "--db", db, "--json", read_only=folder)
+    assert gone.returncode == 0, gone.stderr
+    assert gone.stderr.splitlines() == [
+        f"warning: 1 finding(s) in the index at {db} come from files that are gone "
+        f"({team.resolve()}): not served. To remove them: `deploykb ingest --db {db}` as a user "
+        "who can write it"
+    ]
+    assert "team-frobnicator" not in gone.stdout
+
 
 def test_ingest_records_the_fingerprint_ask_checks(tmp_path):
     from kb.ingest import files_fingerprint
@@ -146,3 +156,22 @@ def test_ingest_records_the_fingerprint_ask_checks(tmp_path):
     stored = get_meta(open_db(db), "findings_fingerprint")
     assert stored == files_fingerprint(findings_dirs([team]))
 
+
+def test_a_deleted_team_folder_is_no_longer_answered(tmp_path):
+    team = tmp_path / "team"
+    team.mkdir()
+    write(team, "team-frobnicator", "ZZQUNIQUE kernel explosion in frobnicator module")
+    db = str(tmp_path / "kb.db")
+    query = "ZZQUNIQUE kernel explosion in frobnicator module"
+    first = ask(query, "--findings", str(team), "--db", db)
+    assert json.loads(first.stdout)["matches"][0]["id"] == "team-frobnicator"
+    assert ask(query, "--db", db).exit_code == 0  # asked once without the folder: it is kept
+    shutil.rmtree(team)
+    after = ask(query, "--db", db)
+    assert after.exit_code == 0, after.stderr
+    assert "team-frobnicator" not in after.stdout
+    assert after.stderr.splitlines()[0] == (
+        "deploykb: re-indexed changed findings (0 added, 0 updated, 1 removed)"
+    )
+    again = ask(query, "--db", db)
+    assert "team-frobnicator" not in again.stdout and "re-indexed" not in again.stderr
