@@ -270,6 +270,9 @@ CASES = [
          absent=("my secret value", "secret value")),
     Case("export format that does not exist", ("export", "--format", "pdf"), 2,
          "Error: --format 'pdf': choose md, csv, json or html"),
+    Case("export --link-base to a javascript: address", ("export", "--link-base", "findings=javascript:alert(1)//"), 2,
+         "Error: --link-base 'findings=javascript:alert(1)//': 'javascript:alert(1)//' is not an http://, https:// or file:// address; a link may point only to a web page or a file",
+         lambda tmp: (tmp / "findings").mkdir()),
     # --- add
     Case("add --id that is not a slug", ("add", "--no-input", "--id", "Bad Id!", "--title", "t"), 2,
          "Error: --id 'Bad Id!': not a slug; use lower-case letters, digits, '-', '_' and '.'",

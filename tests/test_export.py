@@ -812,3 +812,28 @@ def test_cli_link_base_folder_that_does_not_exist(fake_index, tmp_path):
         "write FOLDER=URL or a plain URL for the shipped findings\n"
     )
     assert fake_index == []
+
+
+@pytest.mark.parametrize(
+    "value, url",
+    [
+        ("{tmp}=javascript:alert(1)//", "javascript:alert(1)//"),
+        ("javascript:alert(1)//", "javascript:alert(1)//"),
+        ("{tmp}=data:text/html,<script>x</script>", "data:text/html,<script>x</script>"),
+        ("{tmp}=https:no-host", "https:no-host"),
+        ("{tmp}=//evil.example/", "//evil.example/"),
+    ],
+)
+def test_link_base_takes_only_web_and_file_addresses(tmp_path, value, url):
+    value = value.replace("{tmp}", str(tmp_path))
+    with pytest.raises(ExportError) as exc:
+        folder_links([value], tmp_path, tmp_path)
+    assert str(exc.value) == (
+        f"--link-base {value!r}: {url!r} is not an http://, https:// or file:// address; "
+        "a link may point only to a web page or a file"
+    )
+
+
+def test_link_base_accepts_http_https_and_file(tmp_path):
+    for url in ("http://kb.lan/x/", "https://github.com/o/r/blob/main/f/", "file:///srv/kb/"):
+        assert folder_links([f"{tmp_path}={url}"], tmp_path, tmp_path).folders[0][1] == url
