@@ -620,7 +620,8 @@ def control_characters(text: str) -> list[tuple[int, str]]:
 
 
 def safe_text(text: str) -> str:
-    """What any output shows of ``text``: redacted, control characters made visible."""
+    """What any output shows of ``text``: redacted, then control characters made visible (in
+    that order: a raw CR or ESC still separates a token from what precedes it for the rules)."""
     return neutralise(redact(text)[0])
 
 

@@ -192,11 +192,13 @@ def test_redaction_never_raises_and_is_stable(text):
 def test_shown_text_holds_no_control_character_and_is_stable(text):
     import re
 
-    from kb.redact import safe_text
+    from kb.redact import neutralise, safe_text
 
     shown = safe_text(text)
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", shown)
-    assert safe_text(shown) == shown
+    # written out once for good (a second redaction pass may mask more: a '\r' written out no
+    # longer separates a version cue from its number; redacting first keeps every secret found)
+    assert neutralise(shown) == shown
 
 
 def test_the_soak_is_the_documented_total():
