@@ -88,10 +88,12 @@ def lint_text(text: str, path: str, registry: Registry | None = None) -> FileLin
             out.error(exc.line, exc.message)
         return FileLint(out.sorted())
     text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    for line, chars in _controls(text):
+        out.error(line, _not_allowed(chars))
     for r in find_secrets(text):
         out.error(
             r.line,
-            f"unredacted {r.kind} '{r.preview()}': replace it with {r.replacement} "
+            f"unredacted {r.kind} '{r.preview()}': replace it with {r.placeholder} "
             "(`deploykb add` redacts automatically)",
         )
 
@@ -101,6 +103,7 @@ def lint_text(text: str, path: str, registry: Registry | None = None) -> FileLin
         return FileLint(_with_parse_error(out, exc))
     ids: list[tuple[str, int | None]] = []
     if front is not None and isinstance(front.data, Mapping):
+        _check_escaped_controls(front, out)
         _check_fields(front.data, front.lines, out, registry)
         ids += _front_id(front)
     try:
@@ -167,7 +170,10 @@ def _check_fields(
 
     fid = d.get("id")
     stem = Path(out.path).name.removesuffix(".md")
-    if isinstance(fid, str) and fid.strip() and fid.strip() != stem:
+    from kb.serialize import ID_RE
+
+    # an id that is no slug is the parser's error ("is not a slug"), not a file to rename
+    if isinstance(fid, str) and ID_RE.match(fid.strip()) and fid.strip() != stem:
         out.error(
             keys.get("id"),
             f"id '{fid.strip()}' does not match the file name; rename the file to "
@@ -361,8 +367,15 @@ def lint_paths(paths: Sequence[Path], registry: Registry | None = None) -> LintR
     files = finding_paths(paths)
     problems: list[Problem] = []
     owner: dict[str, str] = {}
+    # the folders checked (a file's own folder when a file is named): no link out of them is read
+    roots = [Path(p).resolve() if Path(p).is_dir() else Path(p).parent.resolve() for p in paths]
     for p in files:
         name = str(p)
+        target = p.resolve()
+        if not any(r == target or r in target.parents for r in roots):
+            why = f"symbolic link to {target}, outside the folders checked: not followed"
+            problems.append(Problem(name, None, why + " (commit the file, not a link)"))
+            continue
         try:
             size = p.stat().st_size
             if size > MAX_BYTES:
@@ -415,3 +428,49 @@ def default_paths() -> list[Path]:
     if not local.is_dir():
         raise InputError("no findings/ folder here; pass the folders or files to lint")
     return [local]
+
+
+# --- control characters (a terminal acts on them) ------------------------------------------------
+
+
+def _controls(text: str) -> list[tuple[int, list[str]]]:
+    """Each line holding control characters (but tab), and which: ``(3, ["U+001B"])``."""
+    from kb.redact import control_characters
+
+    by_line: dict[int, list[str]] = {}
+    for line, char in control_characters(text):
+        by_line.setdefault(line, []).append(f"U+{ord(char):04X}")
+    return list(by_line.items())
+
+
+def _not_allowed(codes: list[str], how: str = "") -> str:
+    codes = list(dict.fromkeys(codes))
+    if len(codes) == 1:
+        return (
+            f"control character {codes[0]}{how} is not allowed (a terminal acts on it); remove it"
+        )
+    return (
+        f"control characters {', '.join(codes)}{how} are not allowed (a terminal acts on them); "
+        "remove them"
+    )
+
+
+def _check_escaped_controls(front, out) -> None:
+    """Control characters written as YAML escapes in the front matter, an error on their key's line."""
+    for key, chars in _escaped_controls(front.data):
+        line = front.lines.get(key) or 1
+        if not out.has_error_at(line):
+            how = " (written as a YAML escape)"
+            out.error(front.lines.get(key), f"'{key}': {_not_allowed(chars, how)}")
+
+
+def _escaped_controls(data: Any, key: str = "") -> list[tuple[str, list[str]]]:
+    """``(key, ["U+001B"])`` for each front-matter string holding a control character."""
+    from kb.redact import control_characters
+
+    if isinstance(data, str):
+        codes = [f"U+{ord(c):04X}" for _, c in control_characters(data)]
+        return [(key, codes)] if codes else []
+    items: Any = data.items() if isinstance(data, Mapping) else ()
+    items = enumerate(data) if isinstance(data, list) else items
+    return [hit for k, v in items for hit in _escaped_controls(v, f"{key}.{k}" if key else str(k))]

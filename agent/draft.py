@@ -317,7 +317,7 @@ class FieldRedaction:
 
     def __str__(self) -> str:
         r = self.redaction
-        return f"{self.field}: {r.kind} {r.preview()} -> {r.replacement}"
+        return f"{self.field}: {r.kind} {r.preview()} -> {r.placeholder}"
 
 
 def redact_draft(draft: Draft) -> tuple[Draft, tuple[FieldRedaction, ...]]:
@@ -326,7 +326,7 @@ def redact_draft(draft: Draft) -> tuple[Draft, tuple[FieldRedaction, ...]]:
     Public links in ``sources`` are left alone by the redactor's own rules; ids (``id``,
     ``related``) are slugs and are not touched.
     """
-    from kb.redact import redact
+    from kb.redact import neutralise, redact
 
     found: list[FieldRedaction] = []
 
@@ -335,7 +335,7 @@ def redact_draft(draft: Draft) -> tuple[Draft, tuple[FieldRedaction, ...]]:
             return value
         out, reds = redact(value)
         found.extend(FieldRedaction(name, r) for r in reds)
-        return out
+        return neutralise(out)  # a pasted ESC is written as \x1b: the file lints clean
 
     def many(name: str, values: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(one(f"{name}[{i + 1}]", v) or "" for i, v in enumerate(values))

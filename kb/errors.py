@@ -5,8 +5,11 @@ from __future__ import annotations
 
 def located(path: str, line: int | None, message: str) -> str:
     """``path:line: message`` (``path: message`` when the line is unknown): how every problem
-    with a file is reported."""
-    return f"{path}:{line}: {message}" if line else f"{path}: {message}"
+    with a file is reported. A control character from the file (a value in the message, the
+    file's name) is written out as ``\\xNN``, never sent to the terminal."""
+    from kb.redact import neutralise
+
+    return neutralise(f"{path}:{line}: {message}" if line else f"{path}: {message}")
 
 
 class DeployKBError(Exception):

@@ -285,6 +285,14 @@ def folder_links(
         if not url.strip():
             raise ExportError(f"--link-base {value!r}: no address after the folder")
         url = url.strip()
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme.lower() not in ("http", "https", "file") or (
+            parts.scheme.lower() != "file" and not parts.netloc
+        ):
+            raise ExportError(
+                f"--link-base {value!r}: {url!r} is not an http://, https:// or file:// address; "
+                "a link may point only to a web page or a file"
+            )
         url = url if url.endswith("/") else url + "/"
         key = str(Path(os.path.abspath(Path(folder).expanduser())).resolve())
         if folders.get(key, url) != url:

@@ -122,6 +122,31 @@ def files_fingerprint(dirs: list[Path]) -> str:
     return h.hexdigest()
 
 
+def up_to_date(db: sqlite_utils.Database, dirs: list[Path], embedder_name: str | None) -> bool:
+    """An ingest of ``dirs`` would change nothing (read only: hashes, paths, vectors' model)."""
+    scopes = [Path(d).resolve() for d in dirs]
+    try:
+        return _nothing_to_do(db, dirs, scopes, embedder_name) is not None
+    except sqlite3.Error:
+        return False
+
+
+def gone_findings(db: sqlite_utils.Database, dirs: Sequence[Path] | None = None) -> dict[str, str]:
+    """``id -> path`` of the indexed findings whose file no longer exists (a deleted or moved
+    folder). With ``dirs``, only rows from other folders are looked at: ``files_fingerprint``
+    already sees a file gone from ``dirs``."""
+    where: list[str] = []
+    params: list[Any] = []
+    for scope in (str(Path(d).resolve()) for d in dirs or ()):
+        where.append("path != ? AND substr(path, 1, ?) != ?")
+        params += [scope, len(scope) + 1, scope + os.sep]
+    sql = "SELECT id, path FROM findings" + (f" WHERE {' AND '.join(where)}" if where else "")
+    by_path: dict[str, list[str]] = {}
+    for fid, path in db.execute(sql, params).fetchall():
+        by_path.setdefault(path, []).append(fid)
+    return {fid: path for path, ids in by_path.items() if not os.path.lexists(path) for fid in ids}
+
+
 def finding_files(dirs: Sequence[Path]) -> list[Path]:
     """Every ``*.md`` under each dir (or the file itself), README.md and hidden folders excepted.
 
@@ -571,6 +596,8 @@ def _nothing_to_do(
     outside = [path for path in by_path if not _under(path, scopes)]
     if prune and outside:
         return None  # rows to prune: the locked path removes them
+    if any(not os.path.lexists(path) for path in outside):
+        return None  # a folder not read now was moved or deleted: the locked path drops its rows
     if db.execute(
         "SELECT 1 FROM embeddings WHERE model != ? OR length(vector) != 4 * dim LIMIT 1", [name]
     ).fetchone():

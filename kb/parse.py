@@ -142,6 +142,19 @@ class _Loader(yaml.SafeLoader):
 _Loader.add_constructor(
     "tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node)
 )
+MAX_INT_DIGITS = 100  # a count or a date is a few digits; Python refuses 4,300 with its own text
+
+
+def _bounded_int(loader: Any, node: Any) -> Any:
+    if len(node.value) > MAX_INT_DIGITS:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"a number of {len(node.value):,} digits; the limit is "
+            f"{MAX_INT_DIGITS} (put it in quotes if it is text)", node.start_mark,
+        )  # fmt: skip
+    return loader.construct_yaml_int(node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _bounded_int)
 
 
 @dataclass(frozen=True)
@@ -211,6 +224,7 @@ if getattr(yaml, "CSafeLoader", None) is not None:  # libyaml: the same YAML, te
     _CLoader.add_constructor(
         "tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node)
     )
+    _CLoader.add_constructor("tag:yaml.org,2002:int", _bounded_int)
 
 
 def _check_events(text: str) -> None:

@@ -6,6 +6,7 @@ Sequences are tuples so that records stay hashable and immutable.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 STATUSES = ("works", "works-with-flags", "broken", "partial")
@@ -319,12 +320,19 @@ class Redaction:
     line: int | None = None
 
     def preview(self) -> str:
-        """What to show a person: nothing of a secret but its length; addresses in full (they
-        are the user's own, shown on their terminal so they can check the replacement)."""
-        if self.kind in ADDRESS_KINDS:
-            return self.original
+        """What to show a person of what was replaced: its length, nothing of it. Addresses too:
+        a report goes into CI logs and pasted issues as readily as a token does."""
         return f"…({len(self.original)} chars)"
 
+    @property
+    def placeholder(self) -> str:
+        """The placeholder(s) the value became (``<redacted>``, ``<user>@<host>``,
+        ``<host>:30000``), without the words kept around it (``docker login -u bob -p`` keeps
+        the user name in ``replacement`` until a later rule takes it)."""
+        if _PLACEHOLDERS_ONLY.fullmatch(self.replacement):
+            return self.replacement
+        return " ".join(_PLACEHOLDER.findall(self.replacement)) or "<redacted>"
 
-# Redaction kinds that are addresses and names (shown in reports); every other kind is a secret.
-ADDRESS_KINDS = frozenset({"ipv4", "ipv6", "email", "ssh-user-host", "hostname", "home-path"})
+
+_PLACEHOLDER = re.compile(r"<[a-z0-9-]+>")
+_PLACEHOLDERS_ONLY = re.compile(r"(?:<[a-z0-9-]+>|[@:~]|\d{1,5}|/home/|/Users/|C:\\Users\\)+")

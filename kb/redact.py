@@ -10,6 +10,18 @@ spans lines), every pattern's repetition is bounded, and each rule is tried only
 its cheap marker. The rules are ordered: secrets first (a token may contain an '@' or dots), then
 e-mail and user@host, then addresses, then host names and home-directory user names.
 
+Four dotted numbers (``a.b.c.d``) are an address or a version by this rule, in order:
+loopback, 0.0.0.0 and ``0.x.y.z`` are neither (kept: 0.10.1.1 is a version); 192.168/16,
+172.16/12 and 169.254/16 are always addresses, whatever word comes before (no four-part version
+of a package in this field begins 192.168, 172.16-31 or 169.254); ``a.b.c.d:port`` is an address;
+``a.b.c.d-1`` and ``a.b.c.d+cu12`` are versions (a build suffix); otherwise the words just before
+decide: a version cue (cudnn, tensorrt, nccl, version, release, build, ``==``, a ``pip list``
+package name, ...) with no address cue (host, addr, peer, ``@``, ...) makes it a version, so
+``TensorRT 10.1.2.3`` and ``nvidia-cudnn-cu12 9.10.2.21`` stay; anything else is an address.
+
+``safe_text`` is what every output shows: the redacted text with its control characters made
+visible (``neutralise``), so a finding or a pasted log cannot drive the terminal.
+
 The labelled corpus in ``eval/redaction/`` (secrets that must go, clean lines that must stay
 untouched) measures it: ``python scripts/redaction_eval.py``.
 """
@@ -101,6 +113,23 @@ def _keep_name(m: re.Match[str]) -> str:
     return f"{m.group(1)}<redacted>"
 
 
+# The value after a secret's name: quoted (taken whole, several words included: 'my secret
+# value') or bare. After NAME= or "name": it must be 6 characters or more and a bare one must
+# hold a letter (max_new_token=512 is a count); after --api-key and its kind, anything is the
+# secret. Placeholders are left: <api-key>, $VAR / ${VAR}, [PAD]-style special tokens.
+_QUOTED = r"(?P<q>['\"])(?![<$\[])(?:(?!(?P=q))[^\n]){%d,4000}(?P=q)"
+_BARE = r"(?P<oq>['\"]?)(?![<$\[%s])%s[^\s'\",)]{%d,4000}"
+_HAS_LETTER = r"(?=[^\s'\"]{0,500}[A-Za-z])"
+_SECRET_VALUE = f"(?:{_QUOTED % 6}|{_BARE % ('', _HAS_LETTER, 6)})"
+_FLAG_VALUE = f"(?:{_QUOTED % 1}|{_BARE % ('-', '', 1)})"
+
+
+def _keep_name_quoted(m: re.Match[str]) -> str:
+    """The name (and the quotes) kept, the value gone: ``--api-key '<redacted>'``."""
+    quote = m.group("q") or ""
+    return f"{m.group(1)}{quote or m.group('oq') or ''}<redacted>{quote}"
+
+
 def _is_public(host: str) -> bool:
     host = host.lower().rstrip(".")
     return host in PUBLIC_HOSTS or any(host.endswith("." + p) for p in PUBLIC_HOSTS)
@@ -113,6 +142,11 @@ _VERSION_CUE = re.compile(
     r"|release|firmware|vbios|build)|==|>=|<=|~=|!=)[\s:=]{0,4}$"
     r"|(?:^|\s)[A-Za-z][\w.]{0,60}[-_][\w.-]{0,60}\s{1,40}$"  # `pip list`: name-with-dash  1.2.3.4
 )
+# Private and link-local blocks whose leading numbers no four-part version uses (192.168, 172.16
+# to 172.31, 169.254): always addresses. 10/8 is not among them: TensorRT 10.1.2.3 is a version.
+_ALWAYS_ADDRESSES = tuple(
+    ipaddress.IPv4Network(n) for n in ("192.168.0.0/16", "172.16.0.0/12", "169.254.0.0/16")
+)
 _ADDRESS_CUE = re.compile(r"(?i)(?:addr|address|host|ip|peer|server|master|endpoint|@)[\s:=]*$")
 
 
@@ -124,6 +158,8 @@ def _ipv4(m: re.Match[str]) -> str | None:
         return None
     if ip.is_loopback or ip.is_unspecified or text.startswith("0."):
         return None  # 127.0.0.1, 0.0.0.0 and 0.x.y.z (a version: 0.10.1.1) say nothing of a network
+    if any(ip in block for block in _ALWAYS_ADDRESSES):
+        return "<ip>"  # 192.168.1.10 is a machine whatever word comes before it
     line = m.string
     after = line[m.end() : m.end() + 2]
     if after[:1] == ":" and after[1:2].isdigit():
@@ -349,25 +385,27 @@ RULES: tuple[_Rule, ...] = (
         _keep_name,
     ),
     (
-        # NAME=value and name=value (engine kwargs): tokens, keys, secrets, passwords; the value
-        # must hold a letter, so "max_new_token=512" is left alone
+        # NAME=value, name=value (engine kwargs), "name": value (JSON, a Python dict) and
+        # name: value (YAML): tokens, keys, secrets, passwords. A quoted value is taken whole
+        # (several words); a bare one must hold a letter, so "max_new_token=512" is left alone,
+        # and a placeholder (<...>, $VAR, [PAD]) is no secret
         "env-secret",
         None,
         re.compile(
-            r"(?i)\b([A-Z_]{0,64}(?:TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|SECRET[A-Z_]{0,32}"
-            r"|PASSWORD|PASSWD|PASS)\s{0,4}[=:]\s{0,4}['\"]?)"
-            r"(?![<$])(?=[^\s'\"]{0,500}[A-Za-z])[^\s'\",)]{6,4000}"
+            r"(?i)(?<!-)\b([A-Z_]{0,64}(?:TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|SECRET[A-Z_]{0,32}"
+            r"|PASSWORD|PASSWD|PASS)['\"]?\s{0,4}[=:]\s{0,4})" + _SECRET_VALUE
         ),
-        _keep_name,
+        _keep_name_quoted,
     ),
     (
+        # --api-key VALUE, --api-key=VALUE, --api-key 'several words' (any length when quoted)
         "api-key-flag",
         "--",
         re.compile(
-            r"(--(?:api-key|hf-token|token|password|passwd|secret|access-token|auth-token"
-            r"|api-token|ngc-api-key)(?:=|\s{1,4})['\"]?)(?![<$-])[^\s'\"]{6,4000}"
+            r"(--(?:api[-_]key|hf[-_]token|token|password|passwd|secret|access[-_]token"
+            r"|auth[-_]token|api[-_]token|ngc[-_]api[-_]key)(?:=|\s{1,4}))" + _FLAG_VALUE
         ),
-        _keep_name,
+        _keep_name_quoted,
     ),
     (
         "docker-password",
@@ -423,9 +461,14 @@ RULES: tuple[_Rule, ...] = (
         _ipv6,
     ),
     (
+        # a name under a private domain, whole: gpu07.cluster.internal, and gpu-node-17.corp.acme.io
+        # (a private label inside a public domain); not Path.home() nor self.cluster.local_rank
         "hostname",
         ".",
-        re.compile(rf"\b(?:{_H}\.){{1,8}}(?:{'|'.join(_PRIVATE_TLDS)})\b"),
+        re.compile(
+            rf"\b(?:{_H}\.){{1,8}}(?:{'|'.join(_PRIVATE_TLDS)})"
+            rf"(?:(?:\.{_H}){{0,5}}\.(?:{_PUBLIC_TLDS}))?(?![\w(-]|\.\w)"
+        ),
         _private_tld_host,
     ),
     (
@@ -476,6 +519,13 @@ RULES: tuple[_Rule, ...] = (
         "home-path",
         None,
         re.compile(r"(/home/|/Users/|C:\\Users\\)(?![<.])([^/\\\s'\"]{1,64})"),
+        _home,
+    ),
+    (
+        # ~jdoe/models: a user's home by name (not ~/.cache, ~1.5x, vllm~=0.10)
+        "home-path",
+        "~",
+        re.compile(r"(?<![^\s'\"=:(,\[])(~)(?!<)([A-Za-z_][\w.-]{0,31})(?=/)"),
         _home,
     ),
 )
@@ -539,6 +589,42 @@ def _redact_line(line: str, number: int, found: list[Redaction]) -> str:
     return line
 
 
+# C0 controls but tab and newline, DEL, and C1 (U+0080-U+009F: U+009B is a CSI on some terminals)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def neutralise(text: str) -> str:
+    """``text`` with every control character but newline and tab written out as ``\\xNN``
+    (ESC is ``\\x1b``), so what a finding or a log holds is shown, never run by a terminal
+    (``\\e]0;title\\a`` sets a window title, ``\\e[2J`` clears the screen). A CR before a newline
+    is a line ending and goes."""
+    if _CONTROL.search(text) is None:
+        return text
+    return _CONTROL.sub(_visible, text.replace("\r\n", "\n"))
+
+
+def _visible(m: re.Match[str]) -> str:
+    return f"\\x{ord(m.group(0)):02x}"
+
+
+def control_characters(text: str) -> list[tuple[int, str]]:
+    """``(line, character)`` of each control character ``neutralise`` would write out."""
+    text = text.replace("\r\n", "\n")
+    out: list[tuple[int, str]] = []
+    line, pos = 1, 0
+    for m in _CONTROL.finditer(text):
+        line += text.count("\n", pos, m.start())
+        pos = m.start()
+        out.append((line, m.group(0)))
+    return out
+
+
+def safe_text(text: str) -> str:
+    """What any output shows of ``text``: redacted, then control characters made visible (in
+    that order: a raw CR or ESC still separates a token from what precedes it for the rules)."""
+    return neutralise(redact(text)[0])
+
+
 def find_secrets(text: str) -> tuple[Redaction, ...]:
     """What ``redact`` would replace: used by ``lint`` to flag an unredacted finding."""
     return redact(text)[1]
@@ -549,10 +635,13 @@ def redact_text(text: str) -> str:
 
 
 def redact_record(value: Any, skip: frozenset[str] = frozenset()) -> Any:
-    """``value`` with every string in it redacted: records (frozen dataclasses), tuples, lists and
-    dicts are rebuilt, other values kept. Fields named in ``skip`` are left as they are."""
+    """``value`` with every string in it through ``safe_text`` (redacted, control characters
+    made visible): records (frozen dataclasses), tuples, lists and dicts are rebuilt, other values
+    kept. Fields named in ``skip`` are left as they are."""
     if isinstance(value, str):
-        return redact(value)[0] if len(value) > 3 else value
+        return safe_text(value) if len(value) > 3 else neutralise(value)
+    if isinstance(value, tuple) and len(value) == 2 and _secret_value(*value):
+        return (value[0], "<redacted>")  # an (ENV_NAME, value) pair: ("HF_TOKEN", "abc def")
     if isinstance(value, (tuple, list)):
         items = [redact_record(v, skip) for v in value]
         return type(value)(items) if isinstance(value, list) else tuple(items)
@@ -564,5 +653,23 @@ def redact_record(value: Any, skip: frozenset[str] = frozenset()) -> Any:
             for f in dataclasses.fields(value)
             if f.init and f.name not in skip
         }
+        # a parsed flag keeps its value apart from its name (--api-key, 'my secret value'):
+        # judged together, as written
+        name = getattr(value, "name", None)
+        for part in ("value", "old"):
+            if part in changes and _secret_value(name, getattr(value, part)):
+                changes[part] = "<redacted>"
         return dataclasses.replace(value, **changes)
     return value
+
+
+_SECRET_KINDS = frozenset({"api-key-flag", "env-secret", "auth-header", "docker-password"})
+
+
+def _secret_value(name: object, value: object) -> bool:
+    """``value`` is the secret of a setting called ``name`` (``--api-key``, ``HF_TOKEN``)."""
+    if not isinstance(name, str) or not isinstance(value, str) or not value or len(name) > 100:
+        return False
+    sep = " " if name.startswith("-") else "="
+    quoted = "'" + value.replace("'", "") + "'"
+    return any(r.kind in _SECRET_KINDS for r in redact(f"{name}{sep}{quoted}")[1])

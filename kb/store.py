@@ -160,7 +160,9 @@ def open_db(path: Path) -> sqlite_utils.Database:
     """Open (or create) the index file; anything that is not a deploykb index is refused.
 
     The file is put in WAL mode, so readers never wait for a writer and a writer never waits for
-    readers; a read-only file is opened for reading only.
+    readers. An index that cannot be written (the file, or its folder, where SQLite keeps the
+    ``-wal`` and ``-shm`` files) is opened for reading only: ``mode=ro``, or ``immutable=1`` when
+    not even the ``-shm`` file can be made and no ``-wal`` exists (nobody can be writing it).
     """
     path = Path(path)
     try:
@@ -168,11 +170,17 @@ def open_db(path: Path) -> sqlite_utils.Database:
     except OSError as exc:
         raise KBIndexError(f"{path}: cannot create the index folder ({exc}); pass --db") from exc
     _check_header(path)
-    read_only = path.exists() and not os.access(path, os.W_OK)
+    if not path.exists() and not os.access(path.parent, os.W_OK | os.X_OK):
+        raise KBIndexError(
+            f"no index at {path}, and its folder cannot be written; run `deploykb ingest --db "
+            f"{path}` as a user who can write it, or pass --db with a writable file"
+        )
+    read_only = path.exists() and not (
+        os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)
+    )
     try:
         if read_only:  # said up front, so SQLite never tries to write (WAL set-up included)
-            uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro"
-            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+            conn = _connect_read_only(path)
         else:
             conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -199,6 +207,32 @@ def open_db(path: Path) -> sqlite_utils.Database:
             f"{path}: the index file is damaged ({exc}); delete it and run `deploykb ingest`"
         ) from exc
     return db
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """The index for reading only. A WAL index needs its ``-shm`` file even to be read; in a
+    folder nobody can write, with no ``-wal`` beside it (no writer), it is read as immutable."""
+    uri = f"file:{urllib.parse.quote(str(path.resolve()))}"
+    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        wal = Path(f"{path}-wal")
+        if "unable to open" not in str(exc) or wal.exists() or os.access(path.parent, os.W_OK):
+            raise
+    return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+
+
+def memory_copy(db: sqlite_utils.Database) -> sqlite_utils.Database:
+    """A private, writable copy of ``db`` in memory (a read-only index answered from with rows
+    left out); writes to it go nowhere."""
+    conn = sqlite3.connect(":memory:")
+    db.conn.backup(conn)
+    copy = sqlite_utils.Database(conn)
+    copy.read_only = False  # type: ignore[attr-defined]
+    return copy
 
 
 def _check_header(path: Path) -> None:

@@ -46,6 +46,9 @@ BOMB = (
 )
 
 
+ESCAPED = '---\nid: x\ntitle: "t \\e]0;pwned\\a\\e[2J"\nstatus: works\n---\n'
+
+
 def index_and(then: Callable[[Path], None]) -> Callable[[Path], None]:
     """Build the index of the shipped findings and findings/, then spoil something."""
 
@@ -91,6 +94,21 @@ def move_team(tmp: Path) -> None:
 
 def make_read_only(tmp: Path) -> None:
     (tmp / "findings" / "team-one.md").write_text(good_as("team-one") + "\nEdited.\n")
+    os.chmod(tmp / "state" / "kb.db", 0o444)
+
+
+def folder_read_only(tmp: Path) -> None:
+    os.chmod(tmp / "state", 0o555)  # SQLite can make no -wal or -shm file there
+
+
+def delete_team(tmp: Path) -> None:
+    import shutil
+
+    shutil.rmtree(tmp / "findings")
+
+
+def delete_team_read_only(tmp: Path) -> None:
+    delete_team(tmp)
     os.chmod(tmp / "state" / "kb.db", 0o444)
 
 
@@ -177,6 +195,26 @@ CASES = [
     Case("unredacted secret in a finding (lint)", ("lint", "findings/x.md"), 1,
          "findings/x.md:7: error: unredacted hf-token '…(37 chars)': replace it with <hf-token> (`deploykb add` redacts automatically)",
          team(FRONT + "---\n\nexport HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEF12\n")),
+    Case("finding id that is not a slug (lint)", ("lint", "findings/x.md"), 1,
+         "findings/x.md:2: error: id '../../etc/passwd' is not a slug: use lower-case letters, digits, '-', '_' and '.', starting with a letter or digit",
+         team("---\nid: ../../etc/passwd\ntitle: t\nstatus: works\n---\n")),
+    Case("a 5,000-digit number in front matter (lint)", ("lint", "findings/x.md"), 1,
+         "findings/x.md:5: error: invalid YAML in front matter: a number of 5,000 digits; the limit is 100 (put it in quotes if it is text)",
+         team(FRONT + "gpu_count: " + "9" * 5000 + "\n---\n")),
+    Case("symbolic link to a file outside the folder (lint)", ("lint", "findings"), 1,
+         "findings/p.md: error: symbolic link to secret.md, outside the folders checked: not followed (commit the file, not a link)",
+         lambda tmp: ((tmp / "findings").mkdir(), (tmp / "secret.md").write_text(good_as("p")),
+                      (tmp / "findings" / "p.md").symlink_to(tmp / "secret.md"))),
+    Case("terminal escapes written as YAML escapes (lint)", ("lint", "findings/x.md"), 1,
+         "findings/x.md:3: error: 'title': control characters U+001B, U+0007 (written as a YAML escape) are not allowed (a terminal acts on them); remove them",
+         team(ESCAPED)),
+    Case("raw ESC and BEL bytes in the body (lint)", ("lint", "findings/x.md"), 1,
+         "findings/x.md:7: error: control characters U+001B, U+0007 are not allowed (a terminal acts on them); remove them",
+         team(FRONT + "---\n\nRaw \x1b]0;pwned\x07 and \x1b[2J in the body.\n")),
+    Case("terminal escapes in a finding are written out, not run (show)", ("show", "x", "--json"), 0,
+         '  "title": "t \\\\x1b]0;pwned\\\\x07\\\\x1b[2J",',
+         lambda tmp: (team(ESCAPED)(tmp), invoke(["ingest", "--findings", "findings"])),
+         absent=("\x1b", "\x07")),
     # --- the index file
     Case("index path holds a file that is not SQLite", ("ask", "x"), 3,
          "Error: state/kb.db: not a deploykb index (file is not a database); delete it or pass --db",
@@ -197,6 +235,14 @@ CASES = [
     Case("read-only index while findings changed", ("ask", "NaN probability tensor", "--findings", "findings", "--gpu", "sm120"), 0,
          "warning: findings changed since the index at state/kb.db was built, but it is read-only: answering from it as it is. To refresh: `deploykb ingest --db state/kb.db` as a user who can write it",
          index_and(make_read_only)),
+    Case("index in a read-only folder, nothing changed (read, nothing written)", ("ingest", "--findings", "findings"), 0,
+         "{findings} findings unchanged; nothing to embed", index_and(folder_read_only)),
+    Case("team folder deleted: its rows are pruned", ("ask", "NaN probability tensor", "--gpu", "sm120", "--json"), 0,
+         "deploykb: re-indexed changed findings (0 added, 0 updated, 1 removed)",
+         index_and(delete_team), absent=('"id": "team-one"',)),
+    Case("read-only index, team folder deleted: its findings are not served", ("ask", "NaN probability tensor", "--gpu", "sm120", "--json"), 0,
+         "warning: 1 finding(s) in the index at state/kb.db come from files that are gone (findings): not served. To remove them: `deploykb ingest --db state/kb.db` as a user who can write it",
+         index_and(delete_team_read_only), absent=('"id": "team-one"',)),
     Case("team folder moved: its old rows are pruned", ("ask", "NaN probability tensor", "--findings", "moved", "--gpu", "sm120"), 0,
          "deploykb: re-indexed changed findings (1 added, 0 updated, 1 removed)",
          index_and(move_team)),
@@ -218,8 +264,15 @@ CASES = [
          "python -m sglang.launch_server --model-path nvidia/GLM-5-NVFP4 --tp 8 --api-key sk-proj-aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI --host gpu07.acme-ml.com", "--json"), 0,
          '      "command": "python -m sglang.launch_server --model-path nvidia/GLM-5-NVFP4 --tp 8 --api-key <api-key> --host <host> --',
          prefix=True, absent=("sk-proj-aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI", "gpu07.acme-ml.com")),
+    Case("quoted secret of several words in --cmd (never echoed)", ("ask", "NaN probability tensor contains either inf", "--gpu", "sm120", "--cmd",
+         "vllm serve Qwen/Qwen3-8B --api-key 'my secret value' --port 8000", "--json"), 0,
+         '''    "command": "vllm serve Qwen/Qwen3-8B --api-key '<redacted>' --port 8000"''',
+         absent=("my secret value", "secret value")),
     Case("export format that does not exist", ("export", "--format", "pdf"), 2,
          "Error: --format 'pdf': choose md, csv, json or html"),
+    Case("export --link-base to a javascript: address", ("export", "--link-base", "findings=javascript:alert(1)//"), 2,
+         "Error: --link-base 'findings=javascript:alert(1)//': 'javascript:alert(1)//' is not an http://, https:// or file:// address; a link may point only to a web page or a file",
+         lambda tmp: (tmp / "findings").mkdir()),
     # --- add
     Case("add --id that is not a slug", ("add", "--no-input", "--id", "Bad Id!", "--title", "t"), 2,
          "Error: --id 'Bad Id!': not a slug; use lower-case letters, digits, '-', '_' and '.'",
@@ -236,8 +289,13 @@ CASES = [
          ("add", "--no-input", "--title", "t", "--model", "acme/M-7B", "--gpu", "sm120",
           "--symptom", "crash: boom", "--failing-cmd",
           "vllm serve acme/M-7B --api-key s3cretKeyValue99 --download-dir https://bob:hunter2pass@files.acme-ml.com/x"), 0,
-         "  failing_command: api-key-flag …(26 chars) -> --api-key <redacted>",
-         lambda tmp: (tmp / "findings").mkdir()),
+         "  failing_command: api-key-flag …(26 chars) -> <redacted>",
+         lambda tmp: (tmp / "findings").mkdir(), absent=("s3cretKeyValue99", "hunter2pass")),
+    Case("add with an e-mail and an address (report names the kind, not the value)",
+         ("add", "--no-input", "--title", "t", "--model", "acme/M-7B", "--gpu", "sm120",
+          "--symptom", "crash: NCCL peer 10.1.1.1 closed; mail bob@gpu-box.acmecorp.ai"), 0,
+         "  symptoms[1]: email …(23 chars) -> <email>",
+         lambda tmp: (tmp / "findings").mkdir(), absent=("bob@", "gpu-box", "10.1.1.1")),
 ]  # fmt: skip
 
 
@@ -265,10 +323,15 @@ def where(tmp_path, monkeypatch):
     return tmp_path
 
 
-def expected(case: Case) -> str:
+def expected(case: Case, readme: bool = False) -> str:
+    """The line a user sees; ``{findings}`` (the shipped findings and the one team file) is
+    written ``N`` in the README, whose table would otherwise change with every new finding."""
+    from kb.resources import shipped_findings_dir
     from kb.versions import PARSER_VERSION
 
-    return case.line.replace("{parser}", PARSER_VERSION)
+    shipped = sum(1 for p in shipped_findings_dir().glob("*.md") if p.name != "README.md")
+    line = case.line.replace("{parser}", PARSER_VERSION)
+    return line.replace("{findings}", "N" if readme else str(shipped + 1))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -282,7 +345,7 @@ def test_bad_input_is_one_line_and_an_exit_code(case, where, monkeypatch):
         real = os.access
         monkeypatch.setattr(
             kb.store.os, "access",
-            lambda p, mode: False if str(p).endswith("kb.db") and mode == os.W_OK else real(p, mode),
+            lambda p, mode: False if (str(p).endswith("kb.db") or "folder" in case.name and str(p).endswith("state")) and mode & os.W_OK else real(p, mode),
         )  # fmt: skip
     code, out, err = invoke(list(case.args), case.stdin)
     shown = (out + err).replace(f"{where}/", "").replace(f"{where.resolve()}/", "")
@@ -305,7 +368,7 @@ def table() -> str:
     rows = ["| bad input | what the user sees (one line) | exit |", "|---|---|---|"]
     for c in CASES:
         command = " ".join(a if " " not in a and len(a) < 40 else f'"{a[:37]}..."' for a in c.args)
-        line = expected(c).replace("|", "\\|").strip()
+        line = expected(c, readme=True).replace("|", "\\|").strip()
         rows.append(f"| {c.name} (`deploykb {command}`) | `{line}` | {c.code} |")
     return "\n".join(rows)
 

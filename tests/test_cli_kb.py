@@ -332,3 +332,43 @@ def test_list_families_shows_coverage_and_gaps(indexed):
         f"{data['total']} findings, {data['working_deployments']} working deployments"
         in human.stdout
     )
+
+
+# --- control characters a committed finding may hold ---------------------------------------------
+
+
+def test_terminal_escapes_in_a_committed_finding_are_shown_not_run(run, tmp_path):
+    """A title with YAML escapes (set the window title, clear the screen, colour) and raw ESC/BEL
+    bytes in the body: every command prints them written out, and lint says which line."""
+    import re
+
+    team = tmp_path / "team"
+    team.mkdir()
+    good = (shipped_findings_dir() / "glm5-nvfp4-sm120-deepgemm-ue8m0-nan.md").read_text()
+    text = good.replace("id: glm5-nvfp4-sm120-deepgemm-ue8m0-nan", "id: esc", 1)
+    text = re.sub(r"^title: .*$", r'title: "GLM \\e]0;pwned\\a\\e[2J\\e[31m red \\x9b"', text,
+                  count=1, flags=re.M)  # fmt: skip
+    text += "\nRaw \x1b]0;pwned\x07 and \x1b[2J in the body.\n"
+    (team / "esc.md").write_text(text)
+    control = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+    outputs = [
+        run("ask", "NaN probability tensor", "--findings", team, "--gpu", "sm120"),
+        run("ask", "NaN probability tensor", "--findings", team, "--json"),
+        run("list", "--findings", team),
+        run("list", "--json"),
+        run("show", "esc"),
+        run("show", "esc", "--json"),
+    ]
+    for result in outputs:
+        assert result.exit_code == 0, result.stderr
+        assert not control.search(result.stdout + result.stderr)
+    assert "GLM \\x1b]0;pwned\\x07\\x1b[2J\\x1b[31m red \\x9b" in outputs[4].stdout
+    assert "Raw \\x1b]0;pwned\\x07 and \\x1b[2J in the body." in outputs[4].stdout
+    lint = run("lint", team)
+    assert lint.exit_code == 1
+    assert lint.stdout.splitlines() == [
+        f"{team}/esc.md:3: error: 'title': control characters U+001B, U+0007, U+009B (written as "
+        "a YAML escape) are not allowed (a terminal acts on them); remove them",
+        f"{team}/esc.md:{text.count(chr(10))}: error: control characters U+001B, U+0007 are not "
+        "allowed (a terminal acts on them); remove them",
+    ]

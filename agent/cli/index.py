@@ -45,14 +45,25 @@ def expected_embedder_name(kind: str) -> str | None:
 
 
 def build_index(
-    database, dirs: list[Path], embedder: str = "auto", *, prune: bool = False
+    database,
+    dirs: list[Path],
+    embedder: str = "auto",
+    *,
+    prune: bool = False,
+    fingerprint: str | None = None,
 ) -> IngestReport:
     """Incremental ingest of ``dirs`` with a progress bar; the model loads only if needed.
-    ``prune`` drops findings indexed from folders other than ``dirs``."""
+    ``prune`` drops findings indexed from folders other than ``dirs``. Records the fingerprint of
+    ``dirs`` that ``ready_index`` checks (taken before anything is read, so a file changed
+    meanwhile is seen next time), after the match keys: an index made by ``ingest`` is current
+    for ``ask``, read-only ones included."""
     from agent.search import precompute
     from kb.embed import load_embedder
-    from kb.ingest import ingest
+    from kb.ingest import files_fingerprint, ingest
+    from kb.store import get_meta, set_meta, write_transaction
 
+    if fingerprint is None:
+        fingerprint = files_fingerprint(dirs)
     bar = ProgressBar()
     try:
         report = ingest(
@@ -66,7 +77,12 @@ def build_index(
         )
     finally:
         bar.stop()
+    if getattr(database, "read_only", False):
+        return report  # nothing to do (ingest said so) and nothing can be written
     precompute(database)  # the match keys of new or changed symptom lines
+    if get_meta(database, "findings_fingerprint") != fingerprint:
+        with write_transaction(database, on_wait=say_waiting):
+            set_meta(database, findings_fingerprint=fingerprint)
     return report
 
 
@@ -92,18 +108,14 @@ def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "a
 
     Missing, empty or stale (other parser, schema or model): built on the spot. Otherwise a cheap
     fingerprint of the finding files (paths, mtimes, sizes) tells whether any was added, edited
-    or deleted since the last ``ask``; only then does an incremental ingest run.
+    or deleted since the last ``ingest`` or ``ask``, and a look at the files of the other folders
+    it holds whether one of those is gone; only then does an incremental ingest run (rows of
+    files that are gone are dropped). An index that cannot be written is only read: see
+    ``_read_only``.
     """
     from agent.search import line_keys_version
-    from kb.ingest import files_fingerprint
-    from kb.store import (
-        ReadOnlyIndexError,
-        check_index,
-        get_meta,
-        open_db,
-        set_meta,
-        write_transaction,
-    )
+    from kb.ingest import files_fingerprint, gone_findings
+    from kb.store import ReadOnlyIndexError, check_index, get_meta, open_db
 
     path = resolve_db_path(db)
     database = open_db(path)
@@ -120,19 +132,22 @@ def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "a
             f"{path}: the index file is damaged ({exc}); delete it and run `deploykb ingest`"
         ) from exc
     fingerprint = files_fingerprint(dirs)
-    if (
+    current = (
         reason is None
         and stored == fingerprint
         and get_meta(database, "line_keys") == line_keys_version()
-    ):
+    )
+    if current and not gone_findings(database, dirs):
         return database  # nothing changed: read only, write nothing
+    if getattr(database, "read_only", False):
+        return _read_only(database, path, dirs, name, reason)
     if reason is not None:
         print(
             f"deploykb: {reason}; building it from {len(dirs)} findings folder(s)...",
             file=sys.stderr,
         )
     try:
-        report = build_index(database, dirs, embedder)
+        report = build_index(database, dirs, embedder, fingerprint=fingerprint)
     except ReadOnlyIndexError as exc:
         if reason is not None:
             raise KBIndexError(
@@ -157,8 +172,43 @@ def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "a
             file=sys.stderr,
         )
     check_index(database, name)
-    with write_transaction(database, on_wait=say_waiting):
-        set_meta(database, findings_fingerprint=fingerprint)
+    return database
+
+
+def _read_only(database, path: Path, dirs: list[Path], name: str | None, reason: str | None):
+    """An index nobody here can write, answered from as it is when the findings did not change
+    (its fingerprint may differ by a touched file: the files' contents are compared); otherwise
+    a warning says how to refresh it. Findings whose file is gone are never served: the answer
+    comes from a copy in memory without them (and with fresh match keys when this deploykb
+    derives them differently), with a warning on every ``ask``."""
+    from agent.search import line_keys_version, precompute
+    from kb.ingest import gone_findings, up_to_date
+    from kb.store import delete_findings, get_meta, memory_copy, write_transaction
+
+    refresh = f"`deploykb ingest --db {path}` as a user who can write it"
+    if reason is not None:
+        raise KBIndexError(
+            f"{reason}, and it is read-only; run {refresh}, or pass --db with a writable file"
+        )
+    gone = gone_findings(database)
+    if gone or get_meta(database, "line_keys") != line_keys_version():
+        database = memory_copy(database)
+        with write_transaction(database):
+            delete_findings(database, gone)
+        precompute(database)
+    if gone:
+        folders = ", ".join(sorted({str(Path(p).parent) for p in gone.values()}))
+        print(
+            f"warning: {len(gone)} finding(s) in the index at {path} come from files that are "
+            f"gone ({folders}): not served. To remove them: {refresh}",
+            file=sys.stderr,
+        )
+    if not up_to_date(database, dirs, name):
+        print(
+            f"warning: findings changed since the index at {path} was built, but it is "
+            f"read-only: answering from it as it is. To refresh: {refresh}",
+            file=sys.stderr,
+        )
     return database
 
 

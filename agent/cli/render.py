@@ -22,9 +22,9 @@ def source_links(sources) -> list[str]:
 
 def _redacted(text: str) -> str:
     """Log lines are shown with addresses and secrets masked, so the output can be pasted on."""
-    from kb.redact import redact
+    from kb.redact import safe_text
 
-    return redact(text)[0]
+    return safe_text(text)
 
 
 def change_dict(c: FlagChange) -> dict:

@@ -162,15 +162,18 @@ def add_command(
     try:
         asks = None if no_input else choose_step
         started = start(request, prompting=not no_input, stdin=sys.stdin, choose_step=asks)
+        from kb.redact import safe_text
+
+        shown_text = (lambda t: t) if no_redact else safe_text  # warnings quote paths and values
         for warning in started.warnings:
-            typer.echo(f"warning: {warning}", err=True)
+            typer.echo(f"warning: {shown_text(warning)}", err=True)
         draft = started.draft if no_input else ask_for_the_rest(started.draft, request)
     except typer.Abort:
         raise KeyboardInterrupt from None
     done = record(started, draft, redact=not no_redact)
     _report_redactions(done.redactions)
     for problem in done.problems:
-        typer.echo(f"warning: {problem}", err=True)
+        typer.echo(f"warning: {shown_text(problem)}", err=True)
     _write_and_index(done, started.folder.path, db, embedder, json_out)
 
 
@@ -238,7 +241,7 @@ def _written_dict(done: Recorded, indexed: bool) -> dict[str, Any]:
                 "field": r.field,
                 "kind": r.redaction.kind,
                 "preview": r.redaction.preview(),
-                "replacement": r.redaction.replacement,
+                "replacement": r.redaction.placeholder,
             }
             for r in done.redactions
         ],

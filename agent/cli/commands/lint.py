@@ -14,7 +14,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from agent.checks import Problem
 
 LINT_HELP = """Check finding files: required fields, status, symptom classes, id = file name,
-duplicate ids, unredacted secrets and addresses (errors); flags unknown to the registry for the
+duplicate ids, unredacted secrets and addresses, control characters (a terminal would act on
+them), symbolic links to files outside the folders checked (errors); flags unknown to the registry for the
 finding's framework, flags or values its framework.version does not accept, and sources that are
 not links (warnings). A version that names no release (main, a commit) is not checked: a note
 says so. Exits 1 on errors (with --strict, on warnings too). README.md is skipped.
@@ -61,12 +62,15 @@ def lint_command(
 
 
 def _line(p: Problem, severity: str) -> str:
-    loc = f"{p.path}:{p.line}" if p.line else p.path
-    return f"{loc}: {severity}: {p.message}"
+    from kb.errors import located
+
+    return located(p.path, p.line, f"{severity}: {p.message}")  # control characters written out
 
 
 def _problem_dict(p: Problem) -> dict[str, object]:
-    return {"path": p.path, "line": p.line, "message": p.message}
+    from kb.redact import neutralise
+
+    return {"path": neutralise(p.path), "line": p.line, "message": neutralise(p.message)}
 
 
 def _summary(files: int, errors: int, warnings: int) -> str:
