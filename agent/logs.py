@@ -1054,3 +1054,22 @@ def _split_lines(chunks: Iterable[str]) -> Iterator[str]:
             buf = buf[_MAX_LINE:]
     if buf:
         yield buf
+
+
+def plain_text(text: str) -> str:
+    """The words of a pasted report without what a log wraps them in: log prefixes (timestamps,
+    levels, process and rank tags), ANSI colours and the install prefix of file paths (up to
+    ``site-packages/``; ``vllm/attention/layer.py`` stays: it names the code). For the keyword
+    and vector searches, where repeated prefixes and install paths are words that tell no failure
+    from another."""
+    out = []
+    for raw in text.splitlines():
+        s = _clean(raw)
+        s = s[_split_prefix(s).end :]
+        s = _DIRS.sub("", s)
+        if s.strip():
+            out.append(s.strip())
+    return "\n".join(out)
+
+
+_DIRS = re.compile(r"[^\s\"'(]*?(?:site|dist)-packages/")

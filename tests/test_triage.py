@@ -720,3 +720,19 @@ def test_the_decisive_line_of_a_gpu_without_kernels_comes_first():
     assert "is not compatible with the current PyTorch installation" in t.lines[0].text
     assert t.lines[0].cls == "crash"
     assert any("no kernel image is available" in ln.text for ln in t.lines[1:])
+
+
+def test_plain_text_drops_log_wrapping_but_keeps_what_names_the_code():
+    from agent.triage import plain_text
+
+    text = (
+        '(EngineCore_DP0 pid=262) ERROR 10-07 17:12:54 [v1/engine/core.py:708]   File '
+        '"/usr/local/lib/python3.12/dist-packages/vllm/attention/layer.py", line 614, in forward\n'
+        "[2026-02-19 00:13:33 TP5] Scheduler hit an exception: Traceback (most recent call last):\n"
+        "\x1b[31mERROR\x1b[0m 01-02 10:00:00 [gpu_model_runner.py:12] DeepGEMM failed\n\n"
+    )
+    assert plain_text(text).splitlines() == [
+        'File "vllm/attention/layer.py", line 614, in forward',
+        "Scheduler hit an exception: Traceback (most recent call last):",
+        "DeepGEMM failed",
+    ]
