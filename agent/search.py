@@ -440,7 +440,7 @@ class Searcher:
         bm25_score = dict(bm25_scored)
         # the whole report (the triaged lines leave out words that tell cases apart)
         if "bm25" in use:  # the fitted ranking reads the report without its log wrapping
-            from agent.triage import plain_text
+            from agent.logs import plain_text
 
             text = plain_text(text) or text
         report_scored = self.by_bm25(text) if {"bm25", "bm25-report"} & set(use) else []

@@ -723,7 +723,7 @@ def test_the_decisive_line_of_a_gpu_without_kernels_comes_first():
 
 
 def test_plain_text_drops_log_wrapping_but_keeps_what_names_the_code():
-    from agent.triage import plain_text
+    from agent.logs import plain_text
 
     text = (
         '(EngineCore_DP0 pid=262) ERROR 10-07 17:12:54 [v1/engine/core.py:708]   File '
