@@ -57,7 +57,11 @@ def vocabulary() -> Vocabulary:
             raise DeployKBError(f"{where}: needs 'id' and 'family'") from None
         patterns = entry.get("patterns", [])
         try:
-            rx = re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE) if patterns else None
+            rx = (
+                re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+                if patterns
+                else None
+            )
         except re.error as exc:
             raise DeployKBError(f"{where} ({cid}): bad pattern: {exc}") from None
         comps.append(
@@ -128,9 +132,7 @@ def of_finding(finding: Finding) -> frozenset[str]:
     fix name."""
     if finding.components:
         return frozenset(finding.components)
-    text = "\n".join(
-        [s.text for s in finding.symptoms] + [finding.root_cause or "", finding.title]
-    )
+    text = "\n".join([s.text for s in finding.symptoms] + [finding.root_cause or "", finding.title])
     return from_text(text) | from_flags(_fix_items(finding))
 
 

@@ -73,7 +73,9 @@ def is_boilerplate(signature: str, info: float | None = None) -> bool:
     return info < load_ranker().boilerplate_below
 
 
-def build_stats(documents: Iterable[tuple[str, Iterable[Iterable[str]]]], *, min_df: int = 2) -> dict:
+def build_stats(
+    documents: Iterable[tuple[str, Iterable[Iterable[str]]]], *, min_df: int = 2
+) -> dict:
     """In how many distinct failures each word occurs. ``documents`` are ``(failure key, lines'
     token sets)``; documents with the same key are one failure.
 

@@ -134,6 +134,7 @@ def weighted_line_overlap(
 
 # --- context ---------------------------------------------------------------------------------
 
+
 # Tried in order: "mxfp4" before the catch-all "fp4" of NVFP4.
 def model_key(model: str | None) -> str:
     """'nvidia/GLM-5-NVFP4' -> 'glm5nvfp4': org and punctuation do not distinguish models."""
@@ -236,9 +237,7 @@ def context_score(
     if not parts:
         return ContextScore(None, ())
     total = sum(w for w, _ in parts)
-    return ContextScore(
-        sum(w * s for w, s in parts) / total, tuple(reasons), total, tuple(named)
-    )
+    return ContextScore(sum(w * s for w, s in parts) / total, tuple(reasons), total, tuple(named))
 
 
 # Symptom classes that one failure commonly shows together (NaN logits trip the sampler's device

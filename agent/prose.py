@@ -16,8 +16,26 @@ from functools import lru_cache
 _AMBIGUOUS_ALIASES = frozenset({"spark", "thor", "orin", "pro 6000", "pro 5000", "pro 2000"})
 _HF_ID = re.compile(r"(?<![\w/.-])([A-Za-z0-9][\w-]{1,38})/([A-Za-z0-9][\w.-]{1,95})")
 _NOT_ORGS = frozenset(
-    {"vllm", "sglang", "python", "usr", "lib", "site-packages", "srt", "home", "root", "data",
-     "models", "workspace", "opt", "tmp", "dist-packages", "model_executor", "layers", "v1"}
+    {
+        "vllm",
+        "sglang",
+        "python",
+        "usr",
+        "lib",
+        "site-packages",
+        "srt",
+        "home",
+        "root",
+        "data",
+        "models",
+        "workspace",
+        "opt",
+        "tmp",
+        "dist-packages",
+        "model_executor",
+        "layers",
+        "v1",
+    }
 )
 _QUANT = re.compile(
     r"\b(nvfp4|modelopt[_-]fp4|mxfp4|w4a16|w4a8|w8a8|awq|gptq|int4|fp8|fp4)\b", re.IGNORECASE
@@ -44,7 +62,9 @@ class ProseContext:
     def described(self) -> str:
         parts = []
         if self.model:
-            parts.append(f"model {self.model}" + (f" ({self.model_type})" if self.model_type else ""))
+            parts.append(
+                f"model {self.model}" + (f" ({self.model_type})" if self.model_type else "")
+            )
         if self.gpu or self.sm:
             parts.append(f"GPU {self.gpu or self.sm}" + (f" ({self.sm})" if self.gpu else ""))
         if self.quantization:

@@ -61,7 +61,9 @@ class Ranker:
     def logit(self, features: Sequence[float]) -> float:
         return sum(w * x for w, x in zip(self.weights, features, strict=True))
 
-    def probabilities(self, logits: Sequence[float], none_logit: float | None = None) -> list[float]:
+    def probabilities(
+        self, logits: Sequence[float], none_logit: float | None = None
+    ) -> list[float]:
         """Softmax of the candidates' logits against each other and against "none"."""
         none = self.none_logit if none_logit is None else none_logit
         top = max([none, *logits])
@@ -139,6 +141,7 @@ def fit_softmax(
             X[:-1, :d] = np.asarray(rows, dtype=float)
         X[-1, d] = 1.0  # the "none" option: its logit is theta[d]
         mats.append((X, len(rows) if label is None else label))
+
     def loss(t):  # negative log-likelihood plus the L2 penalty
         total = 0.5 * t @ reg @ t
         for X, y in mats:

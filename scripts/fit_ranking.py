@@ -27,7 +27,11 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 OUT = ROOT / "data" / "ranking.json"
-L2_GRID = (0.3, 1.0, 3.0)  # 10 and 30 rank DEV a little better out-of-fold (0.862 vs 0.845) but flatten
+L2_GRID = (
+    0.3,
+    1.0,
+    3.0,
+)  # 10 and 30 rank DEV a little better out-of-fold (0.862 vs 0.845) but flatten
 # the probabilities: the seed stories lose their margin over the runner-up (tests/test_ask.py)
 FOLDS = 5
 MARGIN = 0.02
@@ -189,7 +193,10 @@ def compare(entries: list[dict]) -> list[dict]:
         row = {"features": label}
         for key in ("recall@1", "recall@3", "conf_right"):
             row[key] = [r[key] for r in runs]
-        print(f"{label:<45} " + "  ".join(f"{k} {row[k]}" for k in ("recall@1", "recall@3", "conf_right")))
+        print(
+            f"{label:<45} "
+            + "  ".join(f"{k} {row[k]}" for k in ("recall@1", "recall@3", "conf_right"))
+        )
         out.append(row)
     return out
 
@@ -202,7 +209,8 @@ def main() -> int:
     ap.add_argument("--db", type=Path, help="use this index instead of building a fresh one")
     ap.add_argument("--cache", type=Path, help="read/write the collected DEV features here")
     ap.add_argument(
-        "--compare", action="store_true",
+        "--compare",
+        action="store_true",
         help="also print nested out-of-fold DEV figures without each feature (slow) and record them",
     )
     args = ap.parse_args()
@@ -249,13 +257,19 @@ def main() -> int:
     # 0.40 of right answers confident at l2 10) flattened the seed stories' probabilities (2026-12-01)
     conf_cv = {l2c: confidence_cv(l2c) for l2c in (best_l2,)}
     for l2c, (share, top_neg) in conf_cv.items():
-        print(f"confidence l2 {l2c:<5} out-of-fold right answers above every DEV negative ({top_neg:.3f}): {share:.3f}")
+        print(
+            f"confidence l2 {l2c:<5} out-of-fold right answers above every DEV negative ({top_neg:.3f}): {share:.3f}"
+        )
     conf_l2 = best_l2
     conf_right, max_neg = conf_cv[conf_l2]
     conf_weights, conf_none = _fit(entries, conf_l2)
     # and above every DEV negative under the model fitted on all of DEV (what `ask` ships)
     fitted_neg = max(
-        (_top(e, weights, none_logit, (conf_weights, conf_none))[1] for e in entries if not e["positive"]),
+        (
+            _top(e, weights, none_logit, (conf_weights, conf_none))[1]
+            for e in entries
+            if not e["positive"]
+        ),
         default=0.0,
     )
     max_neg = max(max_neg, fitted_neg)
@@ -266,7 +280,11 @@ def main() -> int:
     # finding (no finding covers a negative: whatever it shares is spurious); balanced accuracy,
     # ties to the lower cut-off; candidates sharing a line with containment >= 0.3
     right_info = [
-        c["info"] for e in entries if e["positive"] for c in e["cands"] if c["y"] and c["line"] >= 0.3
+        c["info"]
+        for e in entries
+        if e["positive"]
+        for c in e["cands"]
+        if c["y"] and c["line"] >= 0.3
     ]
     wrong_info = [
         c["info"] for e in entries if not e["positive"] for c in e["cands"] if c["line"] >= 0.3
@@ -291,16 +309,21 @@ def main() -> int:
             "data": f"eval/heldout DEV part: {pos_total} positives, {len(entries) - pos_total} negatives",
             "l2": best_l2,
             "cv_recall_at_1": {str(k): round(v[0], 4) for k, v in cv.items()},
-            "nested_oof_dev": {**honest, "l2_per_fold": chosen, "how": (
-                "5 outer folds grouped by finding; in each, L2 chosen by grouped CV on the other "
-                "four folds only, the model fitted there and scored on the held fold"
-            )},
+            "nested_oof_dev": {
+                **honest,
+                "l2_per_fold": chosen,
+                "how": (
+                    "5 outer folds grouped by finding; in each, L2 chosen by grouped CV on the other "
+                    "four folds only, the model fitted there and scored on the held fold"
+                ),
+            },
             "confident_at": (
                 f"highest DEV negative top probability (out-of-fold or under the final model) "
                 f"{max_neg:.3f} + {MARGIN}, under "
                 f"the confidence model (l2 {conf_l2}, chosen by out-of-fold share of right answers "
-                "above every DEV negative: " + ", ".join(
-                    f"{k}: {v[0]:.3f}" for k, v in conf_cv.items()) + ")"
+                "above every DEV negative: "
+                + ", ".join(f"{k}: {v[0]:.3f}" for k, v in conf_cv.items())
+                + ")"
             ),
             "conf_right_dev_oof": round(conf_right, 3),
             "boilerplate_below": (
@@ -323,15 +346,21 @@ def main() -> int:
     }
     previous = json.loads(OUT.read_text()).get("_provenance", {}) if OUT.exists() else {}
     if ablation is not None:
-        data["_provenance"]["ablation"] = {"command": "python scripts/fit_ranking.py --compare",
-                                           "runs": ablation}
+        data["_provenance"]["ablation"] = {
+            "command": "python scripts/fit_ranking.py --compare",
+            "runs": ablation,
+        }
     elif "ablation" in previous:
         data["_provenance"]["ablation"] = previous["ablation"]
     if "feature_selection" in previous:
         data["_provenance"]["feature_selection"] = previous["feature_selection"]
     OUT.write_text(json.dumps(data, indent=2) + "\n")
-    print(f"chose l2 {best_l2}; confident at p >= {confident_at:.3f} (DEV negatives max {max_neg:.3f});")
-    print(f"out-of-fold right answers marked confident on DEV: {conf_right:.2f}; boilerplate below {boilerplate}")
+    print(
+        f"chose l2 {best_l2}; confident at p >= {confident_at:.3f} (DEV negatives max {max_neg:.3f});"
+    )
+    print(
+        f"out-of-fold right answers marked confident on DEV: {conf_right:.2f}; boilerplate below {boilerplate}"
+    )
     print(json.dumps(data["weights"]))
     return 0
 

@@ -726,7 +726,7 @@ def test_plain_text_drops_log_wrapping_but_keeps_what_names_the_code():
     from agent.logs import plain_text
 
     text = (
-        '(EngineCore_DP0 pid=262) ERROR 10-07 17:12:54 [v1/engine/core.py:708]   File '
+        "(EngineCore_DP0 pid=262) ERROR 10-07 17:12:54 [v1/engine/core.py:708]   File "
         '"/usr/local/lib/python3.12/dist-packages/vllm/attention/layer.py", line 614, in forward\n'
         "[2026-02-19 00:13:33 TP5] Scheduler hit an exception: Traceback (most recent call last):\n"
         "\x1b[31mERROR\x1b[0m 01-02 10:00:00 [gpu_model_runner.py:12] DeepGEMM failed\n\n"
