@@ -7,7 +7,6 @@ live in ``data/arch_traits.json`` and ``data/gpus.json``; this module only appli
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
@@ -15,9 +14,8 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from kb.errors import DeployKBError, InputError
+from kb.errors import InputError
 from kb.records import ArchTraits
-from kb.resources import data_file
 
 __all__ = [
     "detect_gpu",
@@ -35,16 +33,10 @@ __all__ = [
 ]
 
 
-@lru_cache(maxsize=None)
 def _data(name: str) -> dict[str, Any]:
-    path = data_file(name)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise DeployKBError(f"{path}: cannot read shipped data file ({exc.strerror})") from exc
-    except json.JSONDecodeError as exc:
-        raise DeployKBError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
-    return data
+    from kb.dataload import load_json_data
+
+    return load_json_data(name)
 
 
 def _arch() -> dict[str, Any]:
