@@ -556,9 +556,19 @@ class Searcher:
         elif mode == "embedding":
             scored = [(c.cosine, 0.0, c) for c in cands]
         else:
+            # the ranking model orders the candidates and gives the score shown (its softmax
+            # probability, monotonic in rank); the confidence model's probability of the top
+            # candidate decides whether the answer is called confident
             logits = [ranker.logit(c.features) for c in cands]
-            probs = ranker.confidences([c.features for c in cands])
+            probs = ranker.probabilities(logits)
             scored = list(zip(logits, probs, cands, strict=True))
+            confidence = dict(
+                zip(
+                    [c.fid for c in cands],
+                    ranker.confidences([c.features for c in cands]),
+                    strict=True,
+                )
+            )
         scored.sort(key=lambda t: (-t[0], t[2].fid))
         if not scored:
             return [], Evidence(0.0, 0.0)
@@ -595,10 +605,14 @@ class Searcher:
                 ("context", c.context.score if c.context.score is not None else -1.0),
                 ("probability", prob),
             )
+            if mode == "ask":  # what the confident decision reads (for the top match)
+                signals += (("confidence", confidence[c.fid]),)
             value = prob if mode == "ask" else score
             matches.append(Match(self._findings[c.fid], round(value, 4), tuple(reasons), signals))
 
         _, top_prob, best = scored[0]
+        if mode == "ask":
+            top_prob = confidence[best.fid]
         evidence = Evidence(
             best_line=best.hit.score if best.hit else 0.0,
             best_cosine=best.cosine,
