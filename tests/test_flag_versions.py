@@ -201,6 +201,19 @@ def test_describe_names_the_releases(reg) -> None:
             "SGLang 0.2.15 is older than the oldest release the flag registry read "
             "(0.4.7): flags not checked",
         ),
+        (  # a build from a checkout without tags, whatever its number says
+            "0.1.dev20051+g487ecf187",
+            None,
+            "SGLang 0.1.dev20051+g487ecf187 is not a release number: flags not checked against "
+            "a release",
+        ),
+        (
+            "0.5.10.dev340+ge5a621b72",
+            None,
+            "SGLang 0.5.10.dev340+ge5a621b72 is not a release number: flags not checked against "
+            "a release",
+        ),
+        ("0.5.9.post1", "0.5.9", None),  # a post release is its release
     ],
 )
 def test_release_of_a_written_version(reg, written, version, note) -> None:
@@ -251,6 +264,17 @@ def test_version_issues(reg) -> None:
         "flashinfer_cudnn, flashinfer_cutlass, flashinfer_trtllm)"
     )
     assert reg.version_issues("--fp4-gemm-backend", "cutlass", "sglang", "0.5.12") == ()
+    # a spelling that is gone is removed, not renamed; one that comes later, not yet there
+    (removed,) = reg.version_issues("--cuda-graph-max-bs", "8", "sglang", "0.5.22")
+    assert (removed.kind, removed.message) == (
+        "renamed",
+        "--cuda-graph-max-bs was removed in SGLang 0.5.20; use --cuda-graph-max-bs-decode",
+    )
+    (later,) = reg.version_issues("--cuda-graph-max-bs-decode", "8", "sglang", "0.5.9")
+    assert later.message == (
+        "--cuda-graph-max-bs-decode first appears in SGLang 0.5.14; SGLang 0.5.9 spells it "
+        "--cuda-graph-max-bs"
+    )
 
 
 # --- the flag diff for a release -------------------------------------------------------------
@@ -265,7 +289,8 @@ def test_diff_spells_flags_and_values_for_the_release() -> None:
     assert [(c.text, c.note) for c in changes] == [
         (
             "--cuda-graph-max-bs 16",
-            "SGLang 0.5.9 spells --cuda-graph-max-bs-decode as --cuda-graph-max-bs",
+            "--cuda-graph-max-bs-decode first appears in SGLang 0.5.14; SGLang 0.5.9 spells it "
+            "--cuda-graph-max-bs",
         ),
         ("--attention-backend nsa", "dsa is nsa in sglang 0.5.9"),
         ("--enable-nan-detection", None),
@@ -426,8 +451,8 @@ def test_a_spelling_the_users_release_no_longer_accepts_is_corrected() -> None:
     (ch,) = diff(cmd, fix, finding_framework="sglang", target_version="0.5.23")
     assert (ch.action, ch.note) == (
         "change",
-        "your command spells it --cuda-graph-max-bs: SGLang 0.5.23 spells --cuda-graph-max-bs "
-        "as --cuda-graph-max-bs-decode",
+        "your command spells it --cuda-graph-max-bs: --cuda-graph-max-bs was removed in SGLang "
+        "0.5.20; use --cuda-graph-max-bs-decode",
     )
     assert apply_changes(cmd, (ch,)) == (
         "python -m sglang.launch_server --model-path m --cuda-graph-max-bs-decode 16"
@@ -454,4 +479,56 @@ def test_a_release_that_loses_its_argument_files_stops_the_build(tmp_path, capsy
     assert code == 2
     assert capsys.readouterr().err == (
         "Error: vllm 0.13.0 has 3 flags, 0.10.2 9: did the argument files move? (KEEP patterns)\n"
+    )
+
+
+# --- lint: a removed spelling, a development build ------------------------------------------
+
+VLLM_FINDING = """\
+---
+id: x
+title: "a vLLM finding"
+status: works-with-flags
+framework:
+  name: vllm
+  version: "{version}"
+symptoms:
+  - class: hang
+    text: "graph capture hangs"
+fix:
+  add:
+    - --cuda-graph-sizes 8
+sources:
+  - https://github.com/vllm-project/vllm/issues/1
+---
+
+## Root cause
+
+Too many graph sizes.
+"""
+
+
+def _lint_vllm(tmp_path, monkeypatch, version: str):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "findings").mkdir(exist_ok=True)
+    (tmp_path / "findings" / "x.md").write_text(VLLM_FINDING.format(version=version))
+    return CliRunner().invoke(app, ["lint", "findings", "--strict"], catch_exceptions=False)
+
+
+def test_lint_says_a_removed_spelling_is_removed_not_renamed(tmp_path, monkeypatch) -> None:
+    result = _lint_vllm(tmp_path, monkeypatch, "0.13.0")
+    assert result.stdout.splitlines() == [
+        "findings/x.md:13: warning: flag '--cuda-graph-sizes': --cuda-graph-sizes was removed in "
+        "vLLM 0.13.0; use --cudagraph-capture-sizes (framework.version: 0.13.0)"
+    ]
+    assert _lint_vllm(tmp_path, monkeypatch, "0.12.0").stdout == ""  # a deprecated alias there
+
+
+def test_lint_does_not_check_a_development_build(tmp_path, monkeypatch) -> None:
+    result = _lint_vllm(tmp_path, monkeypatch, "0.1.dev20051+g487ecf187 (main, 2026-08-25)")
+    assert result.exit_code == 0 and result.stdout == ""
+    assert (
+        "findings/x.md:7: note: 1 flag(s) not checked against a release: vLLM 0.1.dev20051"
+        "+g487ecf187 (main, 2026-08-25) is not a release number: flags not checked against a "
+        "release" in result.stderr
     )
