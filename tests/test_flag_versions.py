@@ -89,6 +89,17 @@ def test_what_the_generator_reads_from_the_extract() -> None:
     assert data["frameworks"]["vllm"]["env"]["VLLM_NVFP4_GEMM_BACKEND"] == {
         "versions": [["0.13.0", "0.13.0"]]
     }
+    # a variable a flag replaced: the flag, and the flag's value for each of the variable's
+    # (a hand-written description stays)
+    sglang_env = data["frameworks"]["sglang"]["env"]
+    assert sglang_env["SGLANG_FLASHINFER_FP4_GEMM_BACKEND"]["flag_values"] == {
+        "cudnn": "flashinfer_cudnn"
+    }
+    assert data["frameworks"]["vllm"]["env"]["VLLM_ATTENTION_BACKEND"] == {
+        "versions": [["0.10.2", "0.13.0"]],
+        "doc": "Attention backend by name.",
+        "replaced_by_flag": "--attention-backend",
+    }
     assert data["_provenance"]["vllm"][1]["sha256"].startswith("12b3d0a3")
 
 
@@ -531,4 +542,23 @@ def test_lint_does_not_check_a_development_build(tmp_path, monkeypatch) -> None:
         "findings/x.md:7: note: 1 flag(s) not checked against a release: vLLM 0.1.dev20051"
         "+g487ecf187 (main, 2026-08-25) is not a release number: flags not checked against a "
         "release" in result.stderr
+    )
+
+
+def test_the_linear_backend_equivalent_is_scoped_to_the_releases_that_have_it(reg) -> None:
+    found = reg.equivalent(
+        "--fp4-gemm-backend", "flashinfer_cudnn", "sglang", "vllm", target_version="0.28.0"
+    )
+    assert (found.kind, found.name, found.value) == ("flag", "--linear-backend", "flashinfer_cudnn")
+    first = reg.first_release("--linear-backend", "vllm")
+    assert first == "0.22.1"
+    before = reg.equivalent(
+        "--fp4-gemm-backend", "flashinfer_cudnn", "sglang", "vllm", target_version="0.21.0"
+    )
+    assert before.name == "VLLM_NVFP4_GEMM_BACKEND"
+    assert (
+        reg.equivalent(
+            "--fp4-gemm-backend", "flashinfer_cudnn", "sglang", "vllm", target_version="0.9.2"
+        )
+        is None
     )
