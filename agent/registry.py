@@ -670,6 +670,74 @@ class Registry:
                 return fw
         return None
 
+    def env_in(self, name: str, framework: str | None, version: str) -> bool | None:
+        """Whether release ``version`` of ``framework`` reads the variable; None when the
+        registry cannot tell (a variable of another framework or of none, one it knows no
+        releases of, a release it read no variables of)."""
+        fw = self._fwname(framework)
+        if fw is None or not _in_ranges(version, self._fw[fw].get("env_read_from") or []):
+            return None
+        entry = _env_vars(self._fw[fw]).get(self.canonical_env(name, fw))
+        if not entry or not entry.get("versions"):
+            return None
+        return _in_ranges(version, entry["versions"])
+
+    def env_counterpart(
+        self, name: str, value: str | None, framework: str | None, version: str
+    ) -> Equivalent | None:
+        """For a variable that release ``version`` no longer reads, the flag that replaced it
+        there (``VLLM_ATTENTION_BACKEND=X`` -> ``--attention-backend X``), with a note; None
+        when none is known or that release lacks the flag too."""
+        fw = self._fwname(framework)
+        if fw is None:
+            return None
+        canon_env = self.canonical_env(name, fw)
+        entry = _env_vars(self._fw[fw]).get(canon_env) or {}
+        flag, _, fixed = str(entry.get("replaced_by_flag") or "").partition(" ")
+        if not flag or self.spelling_in(flag, fw, version) is None:
+            return None
+        if fixed and bool_literal(value) is False:
+            return None  # the variable turned the setting off: the flag's default
+        out = fixed or (entry.get("flag_values") or {}).get(value or "", value)
+        shown_fw = DISPLAY.get(fw, fw)
+        gone = (
+            f"was removed in {shown_fw} {entry['removed_in']}"
+            if entry.get("removed_in")
+            else f"is not read by {shown_fw} {version}"
+        )
+        note = f"{canon_env} {gone}; {shown_fw} {version} takes {flag} instead"
+        return Equivalent("flag", self.canonical(flag, fw), out or None, note)
+
+    def flag_env_counterpart(
+        self, name: str, value: str | None, framework: str | None, version: str
+    ) -> Equivalent | None:
+        """For a flag that release ``version`` does not have yet, the variable that release
+        reads for the same setting (SGLang 0.5.7: ``--fp4-gemm-backend flashinfer_cudnn`` ->
+        ``SGLANG_FLASHINFER_FP4_GEMM_BACKEND=cudnn``), with a note; None when none is known."""
+        fw = self._fwname(framework)
+        canon, _ = self._resolve(name, fw)
+        if fw is None or canon is None:
+            return None
+        for env, entry in _env_vars(self._fw[fw]).items():
+            flag, _, fixed = str(entry.get("replaced_by_flag") or "").partition(" ")
+            if not flag or self.canonical(flag, fw) != canon:
+                continue
+            if not entry.get("versions") or not _in_ranges(version, entry["versions"]):
+                continue
+            if fixed:
+                if not self.same_value(canon, fixed, value, fw):
+                    continue
+                out: str | None = "1"
+            else:
+                values = entry.get("flag_values") or {}
+                back = [k for k, v in values.items() if self.same_value(canon, v, value, fw)]
+                if values and not back:
+                    continue
+                out = back[0] if back else value
+            shown = f"{DISPLAY.get(fw, fw)} {version}"
+            return Equivalent("env", env, out, f"{shown} reads {env} instead")
+        return None
+
     def is_known_env(self, name: str, framework: str | None = None) -> bool:
         canon = self.canonical_env(name, framework)
         if canon in self._common_env:
