@@ -515,3 +515,16 @@ def test_add_asks_which_step_fixed_it(cli_env, monkeypatch):
     (path,) = (cli_env / "team").glob("*.md")
     (f,) = parse_file(path).findings
     assert f.fix.add == ("--fp4-gemm-backend flashinfer_cudnn",)
+
+
+def test_an_offline_model_whose_name_gives_the_architecture_is_one_notice(cli_env):
+    result = run("ask", ASSERT, "--model", "nvidia/GLM-5-NVFP4", "--gpu", "sm120")
+    assert result.exit_code == 0, result.stderr
+    said = [ln for ln in result.stderr.splitlines() if ln.startswith(("note:", "warning:"))]
+    assert said == [
+        "note: architecture glm_moe_dsa read from the model's name (HF_HUB_OFFLINE is set and "
+        "config.json for 'nvidia/GLM-5-NVFP4' is not cached)"
+    ]
+    # a name that gives none is still matched without the architecture, and says so
+    result = run("ask", ASSERT, "--model", "acme/Unknown-7B", "--gpu", "sm120")
+    assert "matching without the model's architecture" in result.stderr
