@@ -528,3 +528,24 @@ def test_an_offline_model_whose_name_gives_the_architecture_is_one_notice(cli_en
     # a name that gives none is still matched without the architecture, and says so
     result = run("ask", ASSERT, "--model", "acme/Unknown-7B", "--gpu", "sm120")
     assert "matching without the model's architecture" in result.stderr
+
+
+def _rendered(answer) -> str:
+    from rich.console import Console
+
+    from agent.cli.render import render_answer
+
+    console = Console(width=120, record=True, soft_wrap=False)
+    render_answer(answer, console)
+    return console.export_text()
+
+
+def test_also_close_shows_what_each_fix_does():
+    from kb.records import FlagChange, Match, Proposal, QueryContext, Triage
+
+    best, other = [f for f in _findings() if f.id in (UNRESOLVED, HANG_CASE)]
+    removal = FlagChange("flag", "remove", "--enable-torch-compile", text="--enable-torch-compile")
+    change = FlagChange("flag", "change", "--mem-fraction-static", "0.8", "0.9", text="x")
+    proposals = (Proposal(Match(best, 0.5)), Proposal(Match(other, 0.2), (removal, change)))
+    text = _rendered(Answer(False, proposals, Triage(()), QueryContext()))
+    assert "fix: remove --enable-torch-compile, --mem-fraction-static 0.9 → 0.8" in text

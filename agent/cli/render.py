@@ -307,12 +307,19 @@ def _also_close(rest: tuple[Proposal, ...], console) -> None:  # type: ignore[no
     console.print("[bold]Also close[/bold]")
     for p in rest:
         g = p.match.finding
-        fix = ", ".join(c.text or c.name for c in p.changes[:3])
+        fix = ", ".join(_change_text(c) for c in p.changes[:3])
         console.print(
             hang(f"  {p.match.score:.2f}  ", f"[cyan]{escape(g.id)}[/cyan]  {escape(g.title)}")
         )
         if fix:
             console.print(hang("        fix: ", escape(fix)))
+
+
+def _change_text(c: FlagChange) -> str:
+    """A change in one line, its action first: ``remove --x 1``, ``--x 1 → 2``."""
+    if c.action == "change" and c.old is not None:
+        return f"{c.name} {c.old} → {c.value}"
+    return f"{c.action} {c.text or c.name}"
 
 
 _PROVENANCE = {
@@ -374,12 +381,7 @@ def render_differential(d: Differential, console) -> None:
     if d.plan:
         lines += ["", "[bold]Plan[/bold] [dim](each step keeps the previous ones)[/dim]"]
         for s in d.plan:
-            changes = ", ".join(
-                f"{c.action} {c.text or c.name}"
-                if c.action != "change"
-                else f"{c.name} {c.old} → {c.value}"
-                for c in s.changes
-            )
+            changes = ", ".join(_change_text(c) for c in s.changes)
             lines.append(hang(f"  [bold]{s.step}.[/bold] ", escape(changes)))
             lines.append(hang("     [dim]why:[/dim] ", escape(s.why)))
             lines.append(hang("     [dim]expect:[/dim] ", escape(s.expect)))
