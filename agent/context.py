@@ -375,6 +375,16 @@ def match_gpu(text: str | None) -> tuple[str | None, str] | None:
     return None
 
 
+def sm_of(sm: str | None, gpu: str | None) -> str | None:
+    """A deployment's SM: the one recorded (``hardware.sm``), else the one its GPU name gives
+    (``"AMD Instinct MI300X / MI325X"`` -> ``"gfx942"``); None when neither says."""
+    found = normalise_sm(sm)
+    if found:
+        return found
+    named = match_gpu(gpu) if gpu else None
+    return named[1] if named else None
+
+
 def resolve_gpu(value: str) -> tuple[str | None, str | None]:
     """A ``--gpu`` value -> ``(canonical name or None, sm)``.
 

@@ -5,7 +5,8 @@ user says it was tried, the useful question is no longer "what fixed this error 
 "what does a deployment that works on this hardware do differently". This module answers it:
 
 * :func:`nearest_working` ranks the recorded working deployments by closeness to the user's
-  context (same GPU generation first, then architecture traits, quantization, framework, version);
+  context (same GPU generation first, then architecture traits, quantization, framework and
+  version as one score, then the same model, the same GPU, a quoted command, ``works``);
 * :func:`command_diff` diffs the user's command against a working command through the flag
   registry and splits descriptive flags (model, layout, endpoint, parsers) from behavioural ones;
 * :func:`make_plan` orders the behavioural differences into experiments, ranked by the knowledge
@@ -18,7 +19,7 @@ Pure functions over records. The facts (descriptive flags, trait couplings) live
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from agent import match as M
@@ -50,7 +51,9 @@ __all__ = [
 
 WORKING = ("works", "works-with-flags")
 UNLISTED = "not among the flags recorded for the working deployment"
+UNKNOWN_GPU = "your GPU is unknown (pass --gpu): GPU generations not compared"
 _VAGUE = frozenset({"crash", "warning"})
+_PROVENANCE_RANK = {"quoted": 2, "reconstructed": 1, "flags": 0}
 
 
 # --- the data --------------------------------------------------------------------------------
@@ -66,8 +69,18 @@ class Coupling:
 
 
 @dataclass(frozen=True)
+class Nearness:
+    """The weights of quantization, framework and version next to the trait similarity."""
+
+    quantization: float
+    framework: float
+    version: float
+
+
+@dataclass(frozen=True)
 class Rules:
     descriptive: dict[str, frozenset[str]]
+    nearness: Nearness
     couplings: tuple[Coupling, ...]
     max_steps: int
 
@@ -78,8 +91,12 @@ def rules() -> Rules:
     from kb.dataload import load_json_data as load_data
 
     raw = load_data("differential.json")
+    near = raw["nearness"]
     return Rules(
         descriptive={fw: frozenset(names) for fw, names in raw["descriptive"].items()},
+        nearness=Nearness(
+            float(near["quantization"]), float(near["framework"]), float(near["version"])
+        ),
         couplings=tuple(
             Coupling(
                 id=c["id"],
@@ -137,8 +154,10 @@ def nearest_working(
     exclude: Iterable[str] = (),
     limit: int = 3,
 ) -> tuple[WorkingDeployment, ...]:
-    """The working deployments nearest to the user's: same GPU generation first, then
-    architecture-trait similarity, quantization, framework, framework version. A deployment
+    """The working deployments nearest to the user's: same GPU generation first, then one score
+    of architecture-trait similarity, quantization, framework and version (weights in
+    ``data/differential.json``), then the same model, the same GPU, a quoted command over a
+    reconstructed one over a list of flags, ``works`` over ``works-with-flags``. A deployment
     that shares neither the GPU generation nor any architecture trait is not near."""
     skip = set(exclude)
     ranked = []
@@ -159,24 +178,48 @@ def nearest_working(
     return tuple(out)
 
 
+def finding_traits(f: Finding, traits_of: Callable[[Finding], ArchTraits]) -> ArchTraits:
+    """A finding's architecture traits; one that records no architecture gets those its model's
+    name implies (``MiniMaxAI/MiniMax-M2.5`` is ``minimax_m2``), as the user's context does."""
+    traits = traits_of(f)
+    if traits.model_type or traits.traits or not f.model:
+        return traits
+    from agent.context import traits_for_model_type
+    from agent.prose import model_type_of_name
+
+    model_type = model_type_of_name(f.model)
+    return traits_for_model_type(model_type) if model_type else traits
+
+
 def _nearness(
     ctx: QueryContext, f: Finding, traits_of: Callable[[Finding], ArchTraits]
 ) -> tuple[tuple[float, ...], tuple[str, ...]] | None:
-    """How near ``f`` runs to the user's deployment (the sort key: GPU generation, architecture
-    traits, quantization, framework, version, a whole command), and why; None when it shares
+    """How near ``f`` runs to the user's deployment (the sort key: GPU generation, closeness,
+    same model, same GPU, the command's provenance, works), and why; None when it shares
     neither the GPU generation nor any architecture trait."""
-    from agent.context import quantization_similarity, sm_similarity, trait_similarity
+    from agent.context import (
+        match_gpu,
+        quantization_similarity,
+        sm_of,
+        sm_similarity,
+        trait_similarity,
+    )
     from kb.frameworks import normalise_framework
 
+    weights = rules().nearness
     reasons: list[str] = []
-    sm = sm_similarity(ctx.sm, f.hardware.sm) if ctx.sm and f.hardware.sm else 0.0
-    if sm == 1.0:
-        reasons.append(f"same GPU generation ({f.hardware.sm}, {f.hardware.gpu})")
+    theirs = sm_of(f.hardware.sm, f.hardware.gpu)
+    sm = sm_similarity(ctx.sm, theirs) if ctx.sm and theirs else 0.0
+    where = ", ".join(x for x in (theirs, f.hardware.gpu) if x)
+    if not ctx.sm:
+        reasons.append(UNKNOWN_GPU)
+    elif sm == 1.0:
+        reasons.append(f"same GPU generation ({where})")
     elif sm > 0:
-        reasons.append(f"related GPU ({f.hardware.sm} vs {ctx.sm})")
+        reasons.append(f"related GPU ({theirs} vs {ctx.sm})")
     traits = 0.0
     if ctx.arch is not None and (ctx.arch.model_type or ctx.arch.traits):
-        traits, why = trait_similarity(ctx.arch, traits_of(f))
+        traits, why = trait_similarity(ctx.arch, finding_traits(f, traits_of))
         reasons.extend(why)
     if sm == 0.0 and traits == 0.0:
         return None
@@ -193,9 +236,40 @@ def _nearness(
     same_version = same_fw and _same_text(ctx.framework_version, f.framework.version)
     if same_version:
         reasons.append(f"same version ({f.framework.version})")
-    complete = 1.0 if f.working_command or f.failing_command else 0.0
-    key = (sm, traits, quant, float(same_fw), float(same_version), complete)
+    closeness = round(
+        traits
+        + weights.quantization * quant
+        + weights.framework * same_fw
+        + weights.version * same_version,
+        6,
+    )
+    model = ctx.model or (ctx.command.model if ctx.command else None)
+    same_model = bool(model and f.model) and M.model_key(model) == M.model_key(f.model)
+    if same_model:
+        reasons.append(f"same model ({f.model})")
+    named = match_gpu(f.hardware.gpu) if ctx.gpu and f.hardware.gpu else None
+    same_gpu = named is not None and named[0] == ctx.gpu
+    if same_gpu:
+        reasons.append(f"same GPU ({ctx.gpu})")
+    key = (
+        sm,
+        closeness,
+        float(same_model),
+        float(same_gpu),
+        float(_PROVENANCE_RANK[_provenance(f)]),
+        float(f.status == "works"),
+    )
     return key, tuple(reasons)
+
+
+def _provenance(f: Finding) -> str:
+    """What :func:`working_command` will give, without parsing: ``quoted``, ``reconstructed``
+    (recorded so, or the failing command with the fix applied) or ``flags``."""
+    if f.working_command and f.working_command.strip():
+        return "reconstructed" if f.command_provenance == "reconstructed" else "quoted"
+    if f.failing_command and f.failing_command.strip():
+        return "reconstructed"
+    return "flags"
 
 
 def _same_text(a: str | None, b: str | None) -> bool:
@@ -203,11 +277,15 @@ def _same_text(a: str | None, b: str | None) -> bool:
 
 
 def _may_work(f: Finding) -> bool:
-    """Cheap test: could :func:`working_command` give this finding a command?"""
+    """Cheap test: could :func:`working_command` give this finding a command, on a framework
+    whose flags the registry knows (another server's flags cannot be compared with yours)?"""
+    from kb.frameworks import normalise_framework
+
     return (
         f.status in WORKING
         and f.fix.confirmed is not False
         and bool(f.working_command or f.fix.add or f.fix.remove or f.fix.env or f.fix.pins)
+        and normalise_framework(f.framework.name) is not None
     )
 
 
@@ -479,7 +557,7 @@ def evidence_candidates(
     cuDNN" without the flag still points at the FP4 GEMM backend that fixed a NaN elsewhere.
     Left out: what the user's command already has, what a diff candidate already covers."""
     from agent.components import label, of_finding
-    from agent.context import sm_similarity
+    from agent.context import sm_of, sm_similarity
     from agent.flags import diff_changes
     from kb.frameworks import normalise_framework
 
@@ -494,7 +572,8 @@ def evidence_candidates(
     for f in findings:
         if f.id in skip or f.status not in WORKING or f.fix.confirmed is False:
             continue
-        if not f.hardware.sm or sm_similarity(ctx.sm, f.hardware.sm) < 1.0:
+        theirs = sm_of(f.hardware.sm, f.hardware.gpu)
+        if not theirs or sm_similarity(ctx.sm, theirs) < 1.0:
             continue
         if M.class_agreement(classes, frozenset(s.cls for s in f.symptoms)) != 1.0:
             continue
@@ -723,6 +802,7 @@ def differential(
         return None
     best = proposals[0]
     framework = ctx.command.framework or ctx.framework
+    ctx, gpu_notes = _gpu_from_command(ctx)
     user_tried = parse_tried(ctx.tried, framework)
     shared = [best] + [p for p in proposals[1:] if _shares_a_line(p)]
     tried: list[tuple[FlagChange, str]] = [(t, "you") for t in user_tried]
@@ -756,7 +836,7 @@ def differential(
         complete=against.provenance != "flags",
         working_framework=(against.finding.framework.name or "").lower() or None,
     )
-    notes = list(cd.notes)
+    notes = gpu_notes + list(cd.notes)
     if against.provenance == "flags":
         notes.append(
             f"{against.finding.id} records its flags, not a full command: a flag of yours that "
@@ -771,7 +851,7 @@ def differential(
         components=components,
         framework=framework,
         user_traits=ctx.arch,
-        working_traits=traits_of(against.finding),
+        working_traits=finding_traits(against.finding, traits_of),
         working_name=against.finding.model or against.finding.id,
     )
     cands += evidence_candidates(
@@ -803,3 +883,17 @@ def differential(
         notes=tuple(notes),
         others=tuple(w for w in near if w is not against),
     )
+
+
+def _gpu_from_command(ctx: QueryContext) -> tuple[QueryContext, list[str]]:
+    """The context with the GPU the command names (a served name, an image tag, a path) when
+    neither the options nor the text gave one, and the note saying so."""
+    if ctx.sm or ctx.command is None or not ctx.command.raw:
+        return ctx, []
+    from agent.prose import read_context
+
+    found = read_context(ctx.command.raw)
+    if not found.sm:
+        return ctx, []
+    named = found.gpu or found.sm
+    return replace(ctx, gpu=found.gpu, sm=found.sm), [f"GPU read from your command: {named}"]

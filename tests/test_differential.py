@@ -549,3 +549,162 @@ def test_also_close_shows_what_each_fix_does():
     proposals = (Proposal(Match(best, 0.5)), Proposal(Match(other, 0.2), (removal, change)))
     text = _rendered(Answer(False, proposals, Triage(()), QueryContext()))
     assert "fix: remove --enable-torch-compile, --mem-fraction-static 0.9 → 0.8" in text
+
+
+# --- which working deployment: the review's weak picks, from tests/fixtures/differential_nearest
+
+NEAREST = FIXTURES / "differential_nearest"
+
+
+def _nearest_findings():
+    from kb.parse import parse_file
+
+    return [
+        f
+        for p in sorted(NEAREST.glob("*.md"))
+        if p.name != "README.md"
+        for f in parse_file(p).findings
+    ]
+
+
+def _picks(**options) -> list:
+    from agent.context import traits_for_model_type
+
+    ctx = build_context(detect=False, warnings=[], **options)
+    found = nearest_working(
+        ctx, _nearest_findings(), lambda f: traits_for_model_type(f.architecture)
+    )
+    return list(found)
+
+
+def test_quantization_and_framework_outweigh_a_shared_mtp_trait():
+    """A hybrid-attention NVFP4 model on SGLang: the FP8 vLLM deployment shares MTP with it, the
+    NVFP4 SGLang one on the same GPUs shares quantization and framework: the latter is nearer."""
+    (first, second, *_) = _picks(
+        arch="qwen3_5_moe",
+        gpu="sm120",
+        cmd="python -m sglang.launch_server --model-path example/Hybrid-MoE-NVFP4 --tp 8 "
+        "--quantization modelopt_fp4",
+    )
+    assert first.finding.id == "mla-moe-nvfp4-sm120-sglang-works"
+    assert second.finding.id == "gqa-mtp-moe-fp8-sm120-vllm-works"
+    assert "same quantization (nvfp4 (modelopt_fp4))" in first.reasons
+    assert "same framework (sglang)" in first.reasons
+
+
+def test_the_users_model_on_the_users_gpu_with_a_quoted_command_comes_first():
+    (first, second, *_) = _picks(
+        arch="gpt_oss",
+        quant="mxfp4",
+        gpu="H100",
+        cmd="vllm serve example/Sliding-MoE-120B --tensor-parallel-size 8",
+    )
+    assert first.finding.id == "recipe-sliding-moe-120b-h100" and first.provenance == "quoted"
+    assert second.finding.id == "hopper-sliding-moe-20b-garbage-fixed"
+    assert second.provenance == "reconstructed"
+    assert "same model (example/Sliding-MoE-120B)" in first.reasons
+    assert "same GPU (NVIDIA H100)" in first.reasons
+
+
+@pytest.mark.parametrize(
+    ("field", "better", "worse"),
+    [
+        ("model", "example/Sliding-MoE-120B", "example/Other-120B"),
+        ("gpu", "NVIDIA H100 80GB HBM3", "NVIDIA H200"),
+        ("provenance", "quoted", "reconstructed"),
+        ("status", "works", "works-with-flags"),
+    ],
+)
+def test_when_otherwise_equal(field, better, worse):
+    """Each preference alone decides between two deployments that are otherwise the same, the
+    worse one given the id that sorts first."""
+    from dataclasses import replace
+
+    from agent.context import traits_for_model_type
+    from kb.records import Hardware
+
+    (recipe,) = [f for f in _nearest_findings() if f.id == "recipe-sliding-moe-120b-h100"]
+
+    def variant(fid, value):
+        if field == "model":
+            return replace(recipe, id=fid, model=value)
+        if field == "gpu":
+            return replace(recipe, id=fid, hardware=Hardware(gpu=value, count=8, sm="sm90"))
+        if field == "provenance":
+            return replace(recipe, id=fid, command_provenance=value)
+        return replace(recipe, id=fid, status=value)
+
+    ctx = build_context(
+        arch="gpt_oss",
+        gpu="H100",
+        cmd="vllm serve example/Sliding-MoE-120B --tensor-parallel-size 8",
+        detect=False,
+        warnings=[],
+    )
+    found = nearest_working(
+        ctx,
+        [variant("a-worse", worse), variant("b-better", better)],
+        lambda f: traits_for_model_type(f.architecture),
+    )
+    assert [w.finding.id for w in found] == ["b-better", "a-worse"]
+
+
+def test_a_recipe_that_names_only_its_gpu_counts_as_the_same_generation():
+    """No hardware.sm and no architecture: MI300X is gfx942 and the model's name gives the
+    architecture, so the MI300X recipe comes before the same architecture on V100."""
+    (first, second, *_) = _picks(
+        arch="minimax_m2",
+        gpu="MI300X",
+        cmd="python -m sglang.launch_server --model-path example/MiniMax-M2-Test --tp 8",
+    )
+    assert first.finding.id == "recipe-minimax-m2-test-mi300x"
+    assert first.reasons[0] == "same GPU generation (gfx942, AMD Instinct MI300X / MI325X)"
+    assert "same architecture (minimax_m2)" in first.reasons
+    assert second.finding.id == "fork-minimax-m2-awq-v100-works"
+
+
+def test_an_unknown_gpu_is_said_and_no_generation_is_claimed():
+    found = _picks(
+        arch="glm_moe_dsa",
+        cmd="python -m sglang.launch_server --model-path example/DSA-MoE-NVFP4 --tp 8 "
+        "--quantization modelopt_fp4",
+    )
+    assert found[0].finding.id == "dsa-moe-fp8-b300-works"  # nearest by architecture alone
+    for w in found:
+        assert w.reasons[0] == "your GPU is unknown (pass --gpu): GPU generations not compared"
+        assert not any("GPU" in r for r in w.reasons[1:])
+
+
+@pytest.fixture(scope="module")
+def nearest_searcher(tmp_path_factory):
+    from kb.embed import HashEmbedder
+    from kb.ingest import ingest
+    from kb.store import open_db
+
+    db = open_db(tmp_path_factory.mktemp("nearest") / "kb.db")
+    assert ingest(db, [NEAREST], lambda: HashEmbedder(dim=64)).errors == ()
+    yield Searcher(db, lambda: HashEmbedder(dim=64))
+    db.close()
+
+
+def test_the_gpu_a_command_names_is_the_users(nearest_searcher):
+    """No --gpu and none in the log, but the served name says RTX PRO 6000: the deployment on
+    those GPUs is compared, and a note says where the GPU was read."""
+    base = (
+        "python -m sglang.launch_server --model-path example/DSA-MoE-NVFP4 --tp 8 "
+        "--quantization modelopt_fp4"
+    )
+    unknown = ask(nearest_searcher, [ASSERT], arch="glm_moe_dsa", cmd=base).differential
+    assert unknown.against.finding.id == "dsa-moe-fp8-b300-works"
+    assert unknown.against.reasons[0].startswith("your GPU is unknown")
+    named = ask(
+        nearest_searcher,
+        [ASSERT],
+        arch="glm_moe_dsa",
+        cmd=base + " --served-model-name dsa-moe-rtx-pro-6000",
+    ).differential
+    assert named.against.finding.id == "mla-moe-nvfp4-sm120-sglang-works"
+    assert named.against.reasons[0] == (
+        "same GPU generation (sm120, NVIDIA RTX PRO 6000 Blackwell)"
+    )
+    assert "GPU read from your command: NVIDIA RTX PRO 6000 Blackwell" in named.notes
