@@ -50,7 +50,11 @@ __all__ = [
 ]
 
 WORKING = ("works", "works-with-flags")
-UNLISTED = "not among the flags recorded for the working deployment"
+UNLISTED = "not among the flags recorded for the working deployment: unknown whether it ran with it"
+UNLISTED_EXPLAINED = (
+    "not among the flags recorded for the working deployment; an architecture-trait difference "
+    "makes it worth trying without"
+)
 UNKNOWN_GPU = "your GPU is unknown (pass --gpu): GPU generations not compared"
 _VAGUE = frozenset({"crash", "warning"})
 _PROVENANCE_RANK = {"quoted": 2, "reconstructed": 1, "flags": 0}
@@ -80,9 +84,24 @@ class Nearness:
 @dataclass(frozen=True)
 class Rules:
     descriptive: dict[str, frozenset[str]]
+    descriptive_env: dict[str, frozenset[str]]
+    checkpoint_format: dict[str, frozenset[str]]
     nearness: Nearness
     couplings: tuple[Coupling, ...]
     max_steps: int
+
+    def is_descriptive(self, change: FlagChange, framework: str | None) -> bool:
+        """Does the change only name the model or the service (``data/differential.json``)?"""
+        if change.kind == "flag":
+            return change.name in self.descriptive.get(framework or "", frozenset())
+        if change.kind != "env":
+            return False
+        from agent.registry import load_registry
+
+        names = self.descriptive_env.get("any", frozenset()) | self.descriptive_env.get(
+            framework or "", frozenset()
+        )
+        return load_registry().canonical_env(change.name, framework) in names
 
 
 @lru_cache(maxsize=1)
@@ -92,8 +111,14 @@ def rules() -> Rules:
 
     raw = load_data("differential.json")
     near = raw["nearness"]
+
+    def sets(block: dict) -> dict[str, frozenset[str]]:
+        return {k: frozenset(v) for k, v in block.items() if not k.startswith("_")}
+
     return Rules(
-        descriptive={fw: frozenset(names) for fw, names in raw["descriptive"].items()},
+        descriptive=sets(raw["descriptive"]),
+        descriptive_env=sets(raw["descriptive_env"]),
+        checkpoint_format=sets(raw["checkpoint_format"]),
         nearness=Nearness(
             float(near["quantization"]), float(near["framework"]), float(near["version"])
         ),
@@ -297,6 +322,7 @@ class CommandDiff:
     descriptive: tuple[FlagChange, ...]
     behavioural: tuple[FlagChange, ...]
     notes: tuple[str, ...]
+    unlisted: tuple[FlagChange, ...] = ()  # the user's settings a record of flags does not list
 
 
 def _model_flag(framework: str | None) -> str:
@@ -309,12 +335,15 @@ def command_diff(
     *,
     complete: bool = True,
     working_framework: str | None = None,
+    checkpoint: str | None = None,
 ) -> CommandDiff:
     """What to change in ``current`` so that it launches like ``working``: flags and variables
-    to add or change (translated to the user's framework through the registry, with a note), and
-    the user's flags and variables the working command does not have, to remove (when ``working``
-    is not ``complete``, only the flags its record lists, each removal says so in its note).
-    Descriptive flags (see ``data/differential.json``) come back apart from the behavioural ones."""
+    to add or change (translated to the user's framework through the registry, with a note), and the user's flags and variables the
+    working command does not have, to remove. When ``working`` is not ``complete`` (a record of
+    some flags, not a command) the user's settings it does not list are ``unlisted``: unknown,
+    never removals. A change that would make a checkpoint-format flag disagree with the user's
+    ``checkpoint`` format (``nvfp4``) is not proposed (a note says so). Descriptive settings
+    (see ``data/differential.json``) come back apart from the behavioural ones."""
     from agent.flags import diff_changes
     from agent.flags.diff import translate
     from agent.registry import load_registry
@@ -325,16 +354,26 @@ def command_diff(
     dst = normalise_framework(current.framework) or src
     src = src or dst
     adds = _as_changes(working, src, reg)
-    changes, notes = diff_changes(current, adds, source_framework=src, target_framework=dst)
+    changes, diff_notes = diff_changes(current, adds, source_framework=src, target_framework=dst)
     out = list(changes)
     names = {(c.kind, c.name) for c in translate(adds, src, dst, reg, None, [])}
-    note = None if complete else UNLISTED
+    theirs: list[FlagChange] = []  # what the user has that the working command has not
     for f in current.flags:
         if ("flag", f.name) not in names:
-            out.append(FlagChange("flag", "remove", f.name, f.value, text=f.written, note=note))
+            theirs.append(FlagChange("flag", "remove", f.name, f.value, text=f.written))
     for name, value in current.env:
         if ("env", reg.canonical_env(name, dst)) not in names:
-            out.append(FlagChange("env", "remove", name, value, text=f"{name}={value}", note=note))
+            theirs.append(FlagChange("env", "remove", name, value, text=f"{name}={value}"))
+    table = rules()
+    if complete:
+        out += theirs
+        unlisted: tuple[FlagChange, ...] = ()
+    else:
+        unlisted = tuple(
+            replace(c, action="keep", note=UNLISTED)
+            for c in theirs
+            if not table.is_descriptive(c, dst)
+        )
     if current.model and working.model and M.model_key(current.model) != M.model_key(working.model):
         name = _model_flag(dst)
         out.insert(
@@ -343,15 +382,56 @@ def command_diff(
                 "flag", "change", name, working.model, current.model, text=f"{name} {working.model}"
             ),
         )
-    kept_notes = tuple(n for n in notes if not n.startswith(("already set", "already off")))
-    descriptive = rules().descriptive
-    names_desc = descriptive.get(dst or "", frozenset()) | {_model_flag(dst)}
-    desc = tuple(c for c in out if c.kind == "flag" and c.name in names_desc)
-    # a record that lists only some flags says nothing about the model's layout or endpoint
-    out = [c for c in out if complete or c not in desc or c.action != "remove"]
-    desc = tuple(c for c in desc if c in out)
+    notes = [n for n in diff_notes if not n.startswith(("already set", "already off"))]
+    formats = table.checkpoint_format.get(dst or "", frozenset())
+    for c in [c for c in out if c.kind == "flag" and c.name in formats]:
+        why = _format_conflict(c, checkpoint)
+        if why:
+            out.remove(c)
+            notes.append(why)
+    model_flag = _model_flag(dst)
+    desc = tuple(
+        c
+        for c in out
+        if (c.kind == "flag" and c.name == model_flag) or table.is_descriptive(c, dst)
+    )
     behav = tuple(c for c in out if c not in desc)
-    return CommandDiff(desc, behav, kept_notes)
+    return CommandDiff(desc, behav, tuple(notes), unlisted)
+
+
+def checkpoint_format(ctx: QueryContext) -> str | None:
+    """The user's checkpoint format (``nvfp4``): config.json's, else the context's."""
+    from agent.context import normalise_quantization
+
+    given = ctx.arch.quantization if ctx.arch and ctx.arch.quantization else ctx.quantization
+    return normalise_quantization(given)
+
+
+def _format_of(method: str | None) -> str | None:
+    """The format a quantization method names (``modelopt_fp4`` -> ``nvfp4``); None: unknown."""
+    from agent.context import normalise_quantization
+
+    return normalise_quantization(method)
+
+
+def _format_conflict(change: FlagChange, checkpoint: str | None) -> str | None:
+    """Why a change to a checkpoint-format flag is not proposed, or None when it may be."""
+    if not checkpoint:
+        return None
+    if change.action == "remove":
+        if _format_of(change.value) in (checkpoint, None):
+            return (
+                f"kept {change.text}: it names your checkpoint's format ({checkpoint}), "
+                "whatever the working deployment's command says"
+            )
+        return None
+    theirs = _format_of(change.value)
+    if theirs and theirs != checkpoint:
+        return (
+            f"not proposed: {change.text}: it names the working deployment's format ({theirs}), "
+            f"not your checkpoint's ({checkpoint})"
+        )
+    return None
 
 
 def _as_changes(working: LaunchConfig, framework: str | None, reg) -> list[FlagChange]:
@@ -618,7 +698,7 @@ def _direction(c: Candidate, working_id: str) -> str:
     if c.origin != "diff":
         return f"not a difference from {working_id}'s recorded flags"
     if c.change.action == "remove":
-        if c.change.note == UNLISTED:
+        if c.change.note == UNLISTED_EXPLAINED:
             return f"the flags recorded for {working_id} do not include it"
         return f"{working_id} runs without it"
     return f"{working_id} runs with it"
@@ -835,24 +915,29 @@ def differential(
         working,
         complete=against.provenance != "flags",
         working_framework=(against.finding.framework.name or "").lower() or None,
+        checkpoint=checkpoint_format(ctx),
     )
     notes = gpu_notes + list(cd.notes)
     if against.provenance == "flags":
         notes.append(
             f"{against.finding.id} records its flags, not a full command: a flag of yours that "
-            "they do not list may have been set there too"
+            "they do not list may have been set there too (listed as unknown, not tried, unless "
+            "an architecture-trait difference explains it)"
         )
+    working_traits = finding_traits(against.finding, traits_of)
+    working_name = against.finding.model or against.finding.id
+    explained, unlisted = _explained(cd.unlisted, framework, ctx.arch, working_traits, working_name)
     classes = _classes(triage, best.match.finding)
     cands = candidates(
-        cd.behavioural,
+        cd.behavioural + explained,
         tried=tried,
         findings=findings,
         classes=classes,
         components=components,
         framework=framework,
         user_traits=ctx.arch,
-        working_traits=finding_traits(against.finding, traits_of),
-        working_name=against.finding.model or against.finding.id,
+        working_traits=working_traits,
+        working_name=working_name,
     )
     cands += evidence_candidates(
         ctx,
@@ -882,7 +967,29 @@ def differential(
         tried=tuple(dict.fromkeys(tried_text)),
         notes=tuple(notes),
         others=tuple(w for w in near if w is not against),
+        unlisted=unlisted,
     )
+
+
+def _explained(
+    unlisted: Sequence[FlagChange],
+    framework: str | None,
+    user: ArchTraits | None,
+    working: ArchTraits,
+    working_name: str,
+) -> tuple[tuple[FlagChange, ...], tuple[FlagChange, ...]]:
+    """The user's settings a record of flags does not list, split: those an architecture-trait
+    difference explains (removals worth trying: a DSA model's FP8 KV cache against a working
+    model without DSA) and the rest, which stay unknown."""
+    explained: list[FlagChange] = []
+    rest: list[FlagChange] = []
+    for c in unlisted:
+        coupling, _ = _trait_reason(c, framework, user, working, working_name)
+        if coupling:
+            explained.append(replace(c, action="remove", note=UNLISTED_EXPLAINED))
+        else:
+            rest.append(c)
+    return tuple(explained), tuple(rest)
 
 
 def _gpu_from_command(ctx: QueryContext) -> tuple[QueryContext, list[str]]:

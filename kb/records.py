@@ -298,6 +298,8 @@ class Differential:
     tried: tuple[str, ...] = ()  # the user's and the matched cases' dead ends, merged
     notes: tuple[str, ...] = ()  # what could not be compared
     others: tuple[WorkingDeployment, ...] = ()  # the next nearest working deployments
+    # your flags and variables a record of flags (not a command) does not list: unknown, not tried
+    unlisted: tuple[FlagChange, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -250,14 +250,15 @@ def test_the_diff_translates_across_frameworks_and_keeps_descriptive_flags_apart
     assert ("remove", "--kv-cache-dtype") in {(c.action, c.name) for c in d.behavioural}
 
 
-def test_a_flags_only_deployment_marks_its_removals():
+def test_a_flags_only_deployment_leaves_the_flags_it_does_not_list_unknown():
+    """A record of two flags says nothing about the others: they are not removals to try."""
     user = parse_command(CMD)
     working = parse_command("--disable-cuda-graph", "sglang")
     d = command_diff(user, working, complete=False)
     assert d.descriptive == ()  # the record says nothing about the layout: no "remove --tp"
-    removals = [c for c in d.behavioural if c.action == "remove"]
-    assert {c.name for c in removals} == {"--kv-cache-dtype", "--quantization"}
-    assert all(c.note == UNLISTED for c in removals)
+    assert [(c.action, c.name) for c in d.behavioural] == [("add", "--disable-cuda-graph")]
+    assert {c.name for c in d.unlisted} == {"--kv-cache-dtype", "--quantization"}
+    assert all(c.action == "keep" and c.note == UNLISTED for c in d.unlisted)
 
 
 def test_a_working_deployment_known_by_its_flags_and_components(tmp_path):
@@ -708,3 +709,60 @@ def test_the_gpu_a_command_names_is_the_users(nearest_searcher):
         "same GPU generation (sm120, NVIDIA RTX PRO 6000 Blackwell)"
     )
     assert "GPU read from your command: NVIDIA RTX PRO 6000 Blackwell" in named.notes
+
+
+# --- settings that describe the service, and the checkpoint's own format -----------------------
+
+
+def test_device_selection_and_logging_describe_the_service():
+    """The working vLLM command names its devices and turns the access log off: shown apart,
+    never an experiment (data/differential.json descriptive, descriptive_env)."""
+    (working,) = [f for f in _nearest_findings() if f.id == "gqa-mtp-moe-fp8-sm120-vllm-works"]
+    user = parse_command("vllm serve example/GQA-MoE-FP8 --tensor-parallel-size 8")
+    d = command_diff(user, parse_command(working.working_command))
+    assert {(c.kind, c.name) for c in d.descriptive} >= {
+        ("env", "CUDA_VISIBLE_DEVICES"),
+        ("flag", "--disable-uvicorn-access-log"),
+        ("flag", "--enable-expert-parallel"),
+    }
+    assert [c.name for c in d.behavioural] == ["--max-model-len"]
+
+
+def test_a_quantization_flag_that_names_the_checkpoints_format_is_kept():
+    """An NVFP4 checkpoint against an FP8 deployment whose command has no --quantization: the
+    user's --quantization modelopt_fp4 is the checkpoint's, not a difference to try."""
+    user = parse_command(
+        "python -m sglang.launch_server --model-path example/Hybrid-MoE-NVFP4 --tp 8 "
+        "--quantization modelopt_fp4 --attention-backend triton"
+    )
+    working = parse_command(
+        "python -m sglang.launch_server --model-path example/GQA-MoE-FP8 --tp 8"
+    )
+    d = command_diff(user, working, checkpoint="nvfp4")
+    assert [(c.action, c.name) for c in d.behavioural] == [("remove", "--attention-backend")]
+    assert d.notes == (
+        "kept --quantization modelopt_fp4: it names your checkpoint's format (nvfp4), whatever "
+        "the working deployment's command says",
+    )
+    # another format's method is not proposed either; the same format's is
+    fp8 = parse_command(working.raw + " --quantization fp8")
+    d = command_diff(user, fp8, checkpoint="nvfp4")
+    assert "--quantization" not in {c.name for c in d.behavioural}
+    assert d.notes[-1].startswith("not proposed: --quantization fp8: it names the working")
+    bare = parse_command("python -m sglang.launch_server --model-path example/Hybrid-MoE-NVFP4")
+    d = command_diff(
+        bare, parse_command(working.raw + " --quantization modelopt_fp4"), checkpoint="nvfp4"
+    )
+    assert ("add", "--quantization") in {(c.action, c.name) for c in d.behavioural}
+
+
+def test_the_data_file_names_known_variables():
+    from agent.registry import load_registry
+
+    reg = load_registry()
+    for fw, names in rules().descriptive_env.items():
+        for name in names:
+            assert reg.is_known_env(name, None if fw == "any" else fw), (fw, name)
+    for fw, names in rules().checkpoint_format.items():
+        for name in names:
+            assert reg.is_registered_spelling(name, fw), (fw, name)

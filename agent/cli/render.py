@@ -120,6 +120,7 @@ def differential_dict(d: Differential) -> dict:
         "reasons": list(d.against.reasons),
         "deployment": deployment_dict(d.against),
         "descriptive": [change_dict(c) for c in d.descriptive],
+        "unlisted": [change_dict(c) for c in d.unlisted],
         "candidates": [
             {
                 **change_dict(c.change),
@@ -363,6 +364,13 @@ def render_differential(d: Differential, console) -> None:
     if d.descriptive:
         lines += ["", "[bold]Describes the model or the service[/bold] [dim](not tried)[/dim]"]
         lines += [_change_line(c) for c in d.descriptive]
+    if d.unlisted:
+        lines += [
+            "",
+            "[bold]Not in the record[/bold] [dim](unknown whether it ran with them; not tried)"
+            "[/dim]",
+        ]
+        lines += [hang("  ", f"[dim]?[/dim] {escape(c.text or c.name)}") for c in d.unlisted]
     lines += ["", "[bold]Behaviour differences[/bold]"]
     for c in d.candidates:
         tag = (
