@@ -373,23 +373,20 @@ def propose(match, ctx: QueryContext, version: str | None = None) -> Proposal:
 def _dead_ends_in(
     command: LaunchConfig | None, tried: tuple[str, ...], framework
 ) -> tuple[str, ...]:
-    """The items the past case tried without effect that the user's command already has."""
+    """The items the past case tried without effect that the user's command already has (a
+    flag as written, or the flag its prose names: ``disabling CUDA graphs``)."""
     if command is None or not tried:
         return ()
-    from agent.flags import parse_fix_item
+    from agent.differential import read_tried
     from agent.registry import load_registry
-    from kb.errors import CommandParseError
 
     registry = load_registry()
     fw = command.framework or framework
     have = {(f.name, f.value) for f in command.flags}
     found = []
     for item in tried:
-        try:
-            parts = parse_fix_item(item, framework)
-        except CommandParseError:
-            continue  # prose ("chunked prefill size changes"): nothing to compare
-        flags = [p for p in parts if p.kind == "flag"]
+        parts = read_tried(item, framework, fw)  # prose that names no change: nothing to compare
+        flags = [p for p in parts if p.kind == "flag" and p.action == "add"]
         if flags and all(
             any(
                 name == p.name and registry.same_value(name, value, p.value, fw)

@@ -18,6 +18,7 @@ Pure functions over records. The facts (descriptive flags, trait couplings) live
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -46,6 +47,8 @@ __all__ = [
     "make_plan",
     "nearest_working",
     "parse_tried",
+    "read_tried",
+    "same_change",
     "working_command",
 ]
 
@@ -73,6 +76,15 @@ class Coupling:
 
 
 @dataclass(frozen=True)
+class Phrase:
+    """Prose for a change ("disabling CUDA graphs") and the change, in ``framework``'s terms."""
+
+    pattern: re.Pattern[str]
+    framework: str | None
+    change: str  # "--disable-cuda-graph", "--attention-backend {value}"
+
+
+@dataclass(frozen=True)
 class Nearness:
     """The weights of quantization, framework and version next to the trait similarity."""
 
@@ -87,6 +99,7 @@ class Rules:
     descriptive_env: dict[str, frozenset[str]]
     checkpoint_format: dict[str, frozenset[str]]
     nearness: Nearness
+    phrases: tuple[Phrase, ...]
     couplings: tuple[Coupling, ...]
     max_steps: int
 
@@ -122,6 +135,10 @@ def rules() -> Rules:
         nearness=Nearness(
             float(near["quantization"]), float(near["framework"]), float(near["version"])
         ),
+        phrases=tuple(
+            Phrase(re.compile(ph["pattern"]), ph.get("framework"), ph["change"])
+            for ph in raw["tried_phrases"]["phrases"]
+        ),
         couplings=tuple(
             Coupling(
                 id=c["id"],
@@ -136,11 +153,24 @@ def rules() -> Rules:
     )
 
 
-def change_components(change: FlagChange) -> frozenset[str]:
-    """The components a change touches (``--kv-cache-dtype`` -> ``fp8-kv-cache``)."""
+def change_components(change: FlagChange, framework: str | None = None) -> frozenset[str]:
+    """The components a change touches (``--kv-cache-dtype`` -> ``fp8-kv-cache``), whatever
+    release's spelling it has."""
     from agent.components import from_flags
 
-    return from_flags([(change.name, change.value)])
+    return from_flags([(_canonical_name(change, framework), change.value)])
+
+
+def _canonical_name(change: FlagChange, framework: str | None) -> str:
+    """The setting's newest canonical name (a release's older spelling resolved)."""
+    from agent.registry import load_registry
+
+    reg = load_registry()
+    if change.kind == "flag" and framework:
+        return reg.canonical(change.name, framework)
+    if change.kind == "env":
+        return reg.canonical_env(change.name, framework)
+    return change.name
 
 
 # --- working deployments ---------------------------------------------------------------------
@@ -457,55 +487,122 @@ def parse_tried(
 ) -> tuple[FlagChange, ...]:
     """The user's ``--tried`` entries as changes: ``--flag [value]``, ``remove --flag``,
     ``NAME=value``, ``pkg==1.2``. A bad entry is an input error naming it."""
+    return tuple(c for item in items for c in _tried_item(item, framework, origin))
+
+
+def _tried_item(item: str, framework: str | None, origin: str) -> tuple[FlagChange, ...]:
     from agent.flags import parse_fix_item
 
-    out: list[FlagChange] = []
-    for item in items:
-        text = " ".join(item.split())
-        removing = text.lower().startswith("remove ")
-        body = text.split(None, 1)[1] if removing else text
+    text = " ".join(item.split())
+    removing = text.lower().startswith("remove ")
+    body = text.split(None, 1)[1] if removing else text
+    try:
+        return parse_fix_item(body, framework, action="remove" if removing else "add")
+    except CommandParseError:
+        raise InputError(
+            f"{origin} '{item}': not a change; write '--flag value', 'remove --flag', "
+            "NAME=value or pkg==1.2"
+        ) from None
+
+
+def read_tried(
+    item: str, finding_framework: str | None, framework: str | None
+) -> tuple[FlagChange, ...]:
+    """A case's ``tried_without_effect`` entry as the changes it names, in ``framework``'s
+    terms: a flag, variable or pin as written, else the change its prose
+    describes (``disabling CUDA graphs`` is ``--disable-cuda-graph``, see ``tried_phrases`` in
+    ``data/differential.json``); empty when it names none."""
+    from agent.flags import diff
+
+    text = " ".join(item.split())
+    removing = text.lower().startswith("remove ") and " " in text
+    fix = Fix(remove=(text.split(None, 1)[1],)) if removing else Fix(add=(text,))
+    options = {"target_framework": framework}
+    try:
+        return diff(None, fix, finding_framework=finding_framework, **options)
+    except CommandParseError:
+        pass
+    for phrase in rules().phrases:
+        change = _phrase_change(phrase, text.lower())
+        if change is None:
+            continue
         try:
-            out.extend(parse_fix_item(body, framework, action="remove" if removing else "add"))
+            found = diff(None, Fix(add=(change,)), finding_framework=phrase.framework, **options)
         except CommandParseError:
-            raise InputError(
-                f"{origin} '{item}': not a change; write '--flag value', 'remove --flag', "
-                "NAME=value or pkg==1.2"
-            ) from None
-    return tuple(out)
+            continue
+        if found:
+            return found
+    return ()
+
+
+def _phrase_change(phrase: Phrase, text: str) -> str | None:
+    """The change ``phrase`` reads in ``text``, or None (a ``{value}`` must be a choice of the
+    flag in the phrase's framework)."""
+    from agent.registry import load_registry
+
+    m = phrase.pattern.search(text)
+    if m is None:
+        return None
+    if "{value}" not in phrase.change:
+        return phrase.change
+    value = m.groupdict().get("value")
+    flag = phrase.change.split()[0]
+    spec = load_registry().spec(flag, phrase.framework)
+    if not value or spec is None:
+        return None
+    if spec.choices and value not in spec.choices:
+        return None
+    return phrase.change.replace("{value}", value)
 
 
 @lru_cache(maxsize=4096)
 def _case_tried(finding: Finding, framework: str | None) -> tuple[FlagChange, ...]:
-    """A case's dead ends that parse as changes (prose entries cannot be compared)."""
-    from agent.flags import diff
-
+    """A case's dead ends as changes (flags as written, prose read through the phrases)."""
     fw = (finding.framework.name or "").lower() or None
-    out: list[FlagChange] = []
-    for item in finding.tried_without_effect:
-        text = " ".join(item.split())
-        fix = (
-            Fix(remove=(text.split(None, 1)[1],))
-            if text.lower().startswith("remove ") and " " in text
-            else Fix(add=(text,))
-        )
-        try:
-            out.extend(diff(None, fix, finding_framework=fw, target_framework=framework))
-        except CommandParseError:
-            continue
-    return tuple(out)
+    return tuple(
+        c for item in finding.tried_without_effect for c in read_tried(item, fw, framework)
+    )
 
 
-def _same(a: FlagChange, b: FlagChange, framework: str | None) -> bool:
-    """Does change ``b`` (tried, or a case's fix) do what ``a`` does?"""
+def same_change(a: FlagChange, b: FlagChange, framework: str | None) -> bool:
+    """Does change ``b`` (tried, or a case's fix) do what ``a`` does? Names are compared as
+    settings (a release's older spelling is the same setting), values through the registry."""
     from agent.registry import load_registry
 
-    if a.kind != b.kind or a.name != b.name:
+    if a.kind != b.kind:
+        return False
+    if a.name != b.name and _canonical_name(a, framework) != _canonical_name(b, framework):
         return False
     if a.action == "remove" or b.action == "remove":
         return a.action == b.action
     if a.kind == "flag":
-        return load_registry().same_value(a.name, a.value, b.value, framework)
+        name = _canonical_name(a, framework)
+        return load_registry().same_value(name, a.value, b.value, framework)
     return (a.value or "") == (b.value or "")
+
+
+_same = same_change
+
+
+def _tried_text(change: FlagChange) -> str:
+    text = change.text or (change.name if change.value is None else f"{change.name} {change.value}")
+    return f"remove {text}" if change.action == "remove" else text
+
+
+def tried_list(
+    entries: Sequence[tuple[str, tuple[FlagChange, ...]]], framework: str | None
+) -> tuple[str, ...]:
+    """What was tried, each change once: an entry that names changes is shown as them in the
+    user's terms (``disabling CUDA graphs`` and ``--disable-cuda-graph`` are one line); prose
+    that names none is shown as written."""
+    seen: list[FlagChange] = []
+    out: list[str] = []
+    for text, changes in entries:
+        fresh = [c for c in changes if not any(_same(c, s, framework) for s in seen)]
+        seen += fresh
+        shown = [_tried_text(c) for c in fresh] if changes else [" ".join(text.split())]
+        out += [t for t in shown if t not in out]
+    return tuple(out)
 
 
 # --- evidence and the plan -------------------------------------------------------------------
@@ -546,7 +643,7 @@ def evidence(
     without effect."""
     from agent.components import of_finding
 
-    touched = components | change_components(change)
+    touched = components | change_components(change, framework)
     fixed: list[str] = []
     failed: list[str] = []
     for f in findings:
@@ -582,7 +679,7 @@ def _trait_reason(
     for c in rules().couplings:
         if c.framework and framework and c.framework != framework:
             continue
-        if change.name not in c.flags:
+        if _canonical_name(change, framework) not in c.flags:
             continue
         mine, theirs = c.trait in user.traits, c.trait in working.traits
         if mine == theirs:
@@ -658,7 +755,7 @@ def evidence_candidates(
         if M.class_agreement(classes, frozenset(s.cls for s in f.symptoms)) != 1.0:
             continue
         for change in _fix_changes(f, framework):
-            shared = change_components(change) & wcomps
+            shared = change_components(change, framework) & wcomps
             key = (change.kind, change.name, change.value)
             if not shared or change.action == "remove" or key in out:
                 continue
@@ -886,10 +983,12 @@ def differential(
     user_tried = parse_tried(ctx.tried, framework)
     shared = [best] + [p for p in proposals[1:] if _shares_a_line(p)]
     tried: list[tuple[FlagChange, str]] = [(t, "you") for t in user_tried]
-    tried_text = [*ctx.tried]
+    entries = [(t, _tried_item(t, framework, "--tried")) for t in ctx.tried]
     for p in shared:
-        tried += [(t, p.match.finding.id) for t in _case_tried(p.match.finding, framework)]
-        tried_text += [t for t in p.match.finding.tried_without_effect if t not in tried_text]
+        case = p.match.finding
+        tried += [(t, case.id) for t in _case_tried(case, framework)]
+        fw = (case.framework.name or "").lower() or None
+        entries += [(t, read_tried(t, fw, framework)) for t in case.tried_without_effect]
     from agent.components import from_text, of_finding
 
     components = from_text("\n".join(ln.text for ln in triage.lines)).union(
@@ -964,7 +1063,7 @@ def differential(
         descriptive=cd.descriptive,
         candidates=tuple(c for c, _ in cands),
         plan=plan,
-        tried=tuple(dict.fromkeys(tried_text)),
+        tried=tried_list(entries, framework),
         notes=tuple(notes),
         others=tuple(w for w in near if w is not against),
         unlisted=unlisted,

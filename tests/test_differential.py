@@ -766,3 +766,44 @@ def test_the_data_file_names_known_variables():
     for fw, names in rules().checkpoint_format.items():
         for name in names:
             assert reg.is_registered_spelling(name, fw), (fw, name)
+
+
+# --- the case as a report records it: prose dead ends, an unconfirmed plan and alternative -----
+
+PROSE = FIXTURES / "differential_prose"
+
+
+@pytest.fixture
+def prose_env(cli_env):
+    """The test findings with the unresolved case written as a report leaves it."""
+    shutil.copy(PROSE / f"{UNRESOLVED}.md", cli_env / "shipped" / f"{UNRESOLVED}.md")
+    return cli_env
+
+
+def _dsv32_json(*extra) -> dict:
+    cmd = CMD.replace("example/Sparse-MoE-NVFP4", "example/DeepSeek-V3.2-NVFP4")
+    result = run("ask", DSV32_LOG, "--arch", "deepseek_v32", "--gpu", "sm120", "--cmd", cmd, *extra)
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_a_dead_end_written_as_prose_is_subtracted_from_the_plan(prose_env):
+    """The matched case turned CUDA graphs off ("disabling CUDA graphs"): the plan does not
+    offer it as a step of its own and says the case tried it."""
+    d = _dsv32_json("--json")["differential"]
+    graphs = next(c for c in d["candidates"] if c["name"] == "--disable-cuda-graph")
+    assert graphs["tried_by"] == [UNRESOLVED]
+    assert [{c["name"] for c in s["changes"]} for s in d["plan"]][0] == {
+        "--kv-cache-dtype",
+        "--disable-cuda-graph",
+    }
+    assert f"--disable-cuda-graph: tried without effect ({UNRESOLVED})" in d["plan"][0]["why"]
+
+
+def test_already_tried_lists_each_change_once(prose_env):
+    d = _dsv32_json("--json", "--tried", "--disable-cuda-graph")["differential"]
+    assert d["tried"] == [
+        "--disable-cuda-graph",
+        "--attention-backend flashinfer",
+        "--attention-backend triton",
+    ]
