@@ -15,7 +15,16 @@ from agent import match as M
 from agent.search import Searcher
 from kb.errors import ConfigFetchError, HubOfflineError, InputError, ModelNotFoundError
 from kb.frameworks import split_framework
-from kb.records import Answer, ArchTraits, Finding, LaunchConfig, Proposal, QueryContext, Triage
+from kb.records import (
+    Answer,
+    ArchTraits,
+    Finding,
+    FlagChange,
+    LaunchConfig,
+    Proposal,
+    QueryContext,
+    Triage,
+)
 
 HEAD_CHARS = 8000  # of the raw input kept for question-style queries (the rest is streamed)
 
@@ -365,9 +374,28 @@ def propose(match, ctx: QueryContext, version: str | None = None) -> Proposal:
     command = apply_changes(ctx.command, changes) if ctx.command is not None else None
     translated = source_fw if (target_fw and source_fw and target_fw != source_fw) else None
     dead_ends = _dead_ends_in(ctx.command, finding.tried_without_effect, source_fw)
+    already = _already_tried(ctx, (*changes, *(c for alt in alternatives for c in alt)))
     return Proposal(
-        match, tuple(changes), command, translated, alternatives, dead_ends, not_carried
+        match,
+        tuple(changes),
+        command,
+        translated,
+        alternatives,
+        dead_ends,
+        not_carried,
+        already,
     )
+
+
+def _already_tried(ctx: QueryContext, changes: Sequence[FlagChange]) -> tuple[FlagChange, ...]:
+    """The changes that the user says (``--tried``) they made without effect."""
+    if not ctx.tried or not changes:
+        return ()
+    from agent.differential import parse_tried, same_change
+
+    fw = (ctx.command.framework if ctx.command else None) or ctx.framework
+    tried = parse_tried(ctx.tried, fw)
+    return tuple(c for c in changes if any(same_change(c, t, fw) for t in tried))
 
 
 def _dead_ends_in(

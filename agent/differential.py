@@ -618,11 +618,13 @@ class Evidence:
 
 @lru_cache(maxsize=4096)
 def _fix_changes(finding: Finding, framework: str | None) -> tuple[FlagChange, ...]:
+    """The changes of a case's fix and of its alternatives that are not recorded as
+    unconfirmed, in ``framework``'s terms."""
     from agent.flags import diff
 
     fw = (finding.framework.name or "").lower() or None
     out: list[FlagChange] = []
-    for fix in (finding.fix, *finding.alternatives):
+    for fix in (finding.fix, *(a for a in finding.alternatives if a.confirmed is not False)):
         try:
             out.extend(diff(None, fix, finding_framework=fw, target_framework=framework))
         except CommandParseError:

@@ -251,6 +251,7 @@ class Proposal:
     not_carried: tuple[
         str, ...
     ] = ()  # parts of the case's fix with no equivalent in your framework
+    already_tried: tuple[FlagChange, ...] = ()  # its changes you passed with --tried (no effect)
 
 
 @dataclass(frozen=True)

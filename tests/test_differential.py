@@ -807,3 +807,40 @@ def test_already_tried_lists_each_change_once(prose_env):
         "--attention-backend flashinfer",
         "--attention-backend triton",
     ]
+
+
+def test_an_unconfirmed_fix_says_so_in_the_json(prose_env):
+    out = _dsv32_json("--json", "--tried", "--disable-cuda-graph")
+    best = out["matches"][0]
+    assert best["id"] == UNRESOLVED
+    assert best["confirmed"] is False
+    assert best["fix_note"].startswith("the next plan when the report ends")
+    assert best["alternatives_confirmed"] == [False]
+    assert best["already_tried"] == ["--disable-cuda-graph"]
+    assert all(m["confirmed"] is True for m in out["matches"][1:])  # their fixes are not in doubt
+
+
+def test_an_unconfirmed_fix_and_a_tried_change_say_so_in_the_rich_view(prose_env):
+    cmd = CMD.replace("example/Sparse-MoE-NVFP4", "example/DeepSeek-V3.2-NVFP4")
+    result = run(
+        "ask", DSV32_LOG, "--arch", "deepseek_v32", "--gpu", "sm120", "--cmd", cmd,
+        "--tried", "--disable-cuda-graph",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    text = result.stdout
+    assert "What to change (unconfirmed)" in text
+    assert "add  --disable-cuda-graph (you tried it without effect: --tried)" in text
+    assert "the case's fix: the next plan when the report ends" in text
+    assert "alternative 1 (unconfirmed): proposed in the thread; nobody reports it working" in text
+
+
+def test_a_fix_that_is_only_a_note_shows_the_note():
+    from dataclasses import replace
+
+    from kb.records import Fix, Match, Proposal, QueryContext, Triage
+
+    (case,) = [f for f in _findings() if f.id == UNRESOLVED]
+    noted = replace(case, fix=Fix(note="upgrade the driver to 580 or later", confirmed=False))
+    text = _rendered(Answer(False, (Proposal(Match(noted, 0.4)),), Triage(()), QueryContext()))
+    assert "the case's fix: upgrade the driver to 580 or later" in text
+    assert "(the case records no fix)" not in text

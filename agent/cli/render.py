@@ -48,7 +48,11 @@ def proposal_dict(p: Proposal) -> dict:
         "path": f.path,
         "root_cause": unwrap(f.root_cause) if f.root_cause else None,
         "changes": [change_dict(c) for c in p.changes],
+        "confirmed": f.fix.confirmed is not False,
+        "fix_note": f.fix.note,
         "alternatives": [[change_dict(c) for c in alt] for alt in p.alternatives],
+        "alternatives_confirmed": [alt.confirmed is not False for alt in f.alternatives],
+        "already_tried": [c.text or c.name for c in p.already_tried],
         "translated_from": p.translated_from,
         "tried_without_effect": list(f.tried_without_effect),
         "tried_without_effect_in_your_command": list(p.dead_ends_in_command),
@@ -243,12 +247,13 @@ def _best_head(a: Answer, best: Proposal) -> list:
 
 
 def _what_to_change(a: Answer, best: Proposal) -> list:
-    """The changes the best match implies for the user's command, and its alternatives."""
+    """The changes the best match implies for the user's command, and its alternatives; a fix
+    the case records as unconfirmed says so, and so does a change you already tried."""
     from rich.markup import escape
 
     f = best.match.finding
     whole = "" if best.command or a.context.command else _WHOLE_FIX
-    lines: list = ["", "[bold]What to change[/bold]" + whole]
+    lines: list = ["", "[bold]What to change[/bold]" + _unconfirmed(f.fix) + whole]
     if best.translated_from:
         lines.append(
             hang(
@@ -257,18 +262,30 @@ def _what_to_change(a: Answer, best: Proposal) -> list:
                 f"{escape(a.context.framework or '')} through the flag registry[/dim]",
             )
         )
-    lines += [_change_line(c) for c in best.changes]
+    lines += [_change_line(c, _tried_tag(c, best)) for c in best.changes]
     lines += [hang("  [yellow]![/yellow] ", escape(n)) for n in best.not_carried]
+    if f.fix.note and (f.fix.confirmed is False or f.fix.is_empty()):
+        lines.append(hang("  [dim]the case's fix:[/dim] ", escape(f.fix.note)))
     if not best.changes and not best.not_carried:
-        lines.append(
-            "  (nothing to change: your command already has the fix)"
-            if not f.fix.is_empty()
-            else "  (the case records no fix)"
-        )
-    for i, alt in enumerate(best.alternatives, 1):
-        lines.append(f"  [dim]alternative {i}:[/dim]")
-        lines += [_change_line(c) for c in alt]
+        if not f.fix.is_empty():
+            lines.append("  (nothing to change: your command already has the fix)")
+        elif not f.fix.note:
+            lines.append("  (the case records no fix)")
+    for i, (alt, fix) in enumerate(zip(best.alternatives, f.alternatives, strict=False), 1):
+        note = f" {escape(fix.note)}" if fix.note else ""
+        lines.append(hang("  ", f"[dim]alternative {i}{_unconfirmed(fix)}:{note}[/dim]"))
+        lines += [_change_line(c, _tried_tag(c, best)) for c in alt]
     return lines
+
+
+def _unconfirmed(fix) -> str:  # type: ignore[no-untyped-def]
+    return " [yellow](unconfirmed)[/yellow]" if fix.confirmed is False else ""
+
+
+def _tried_tag(c: FlagChange, p: Proposal) -> str:
+    return (
+        " [yellow](you tried it without effect: --tried)[/yellow]" if c in p.already_tried else ""
+    )
 
 
 _WHOLE_FIX = " [dim](the case's whole fix: no current command given)[/dim]"
