@@ -88,7 +88,7 @@ def build_context(
     the architecture, that architecture is used and said so: in a notice when HF_HUB_OFFLINE kept
     config.json from being fetched, in the warning otherwise.
     """
-    from agent.context import traits_for_model_type
+    from agent.context import gpu_count, traits_for_model_type
 
     command, served = _current_command(cmd, server, client, warnings)
     fw_name, fw_version = _framework(framework, command, served, detect, warnings)
@@ -128,6 +128,7 @@ def build_context(
         framework_version=fw_version,
         command=command,
         tried=tuple(tried),
+        gpu_count=gpu_count(gpu),
     )
 
 

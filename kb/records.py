@@ -203,6 +203,7 @@ class QueryContext:
     framework_version: str | None = None
     command: LaunchConfig | None = None
     tried: tuple[str, ...] = ()  # what the user already tried without effect (--tried), as written
+    gpu_count: int | None = None  # GPUs in use, when the options say (``--gpu "8x B200"``)
 
 
 @dataclass(frozen=True)

@@ -434,6 +434,26 @@ def test_add_from_ask_fixed_by_the_first_step_keeps_the_coupled_change(cli_env):
     f = _added(cli_env, "--fixed-by", "1")
     assert f.fix.remove == ("--kv-cache-dtype fp8_e4m3",)
     assert f.fix.add == ("--disable-cuda-graph",)
+    # CUDA graphs off is in the fix now: it is no dead end as well
+    assert f.tried_without_effect == ("--fp8-gemm-backend cutlass",)
+    # the GPUs of the asked-about deployment: the command's --tp 8
+    assert (f.hardware.count, f.hardware.sm) == (8, "sm120")
+
+
+def test_add_from_ask_takes_the_gpu_count_the_question_gave(cli_env):
+    result = run(*ask_args("--json"), "--gpu", "4x RTX PRO 6000")
+    assert json.loads(result.stdout)["context"]["gpu_count"] == 4
+    path = cli_env / "answer.json"
+    path.write_text(result.stdout, encoding="utf-8")
+    result = run(
+        "add", "--no-input", "--dir", cli_env / "team", "--json", "--from-ask", path,
+        "--title", "Sparse-MoE NaN", "--fixed-by", "2",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    from kb.parse import parse_file
+
+    (f,) = parse_file(Path(json.loads(result.stdout)["path"])).findings
+    assert f.hardware.count == 4
 
 
 def test_add_from_ask_fixed_by_none(cli_env):

@@ -86,6 +86,7 @@ def answer_dict(a: Answer) -> dict:
             "sm": ctx.sm,
             "framework": ctx.framework,
             "framework_version": ctx.framework_version,
+            "gpu_count": ctx.gpu_count,
             "command": _redacted(ctx.command.raw) if ctx.command and ctx.command.raw else None,
         },
         "warnings": list(a.warnings),
