@@ -375,7 +375,7 @@ def propose(match, ctx: QueryContext, version: str | None = None) -> Proposal:
     command = apply_changes(ctx.command, changes) if ctx.command is not None else None
     translated = source_fw if (target_fw and source_fw and target_fw != source_fw) else None
     dead_ends = _dead_ends_in(ctx.command, finding.tried_without_effect, source_fw)
-    already = _already_tried(ctx, (*changes, *(c for alt in alternatives for c in alt)))
+    already = _already_tried(ctx, (*changes, *(c for alt in alternatives for c in alt)), version)
     return Proposal(
         match,
         tuple(changes),
@@ -388,14 +388,16 @@ def propose(match, ctx: QueryContext, version: str | None = None) -> Proposal:
     )
 
 
-def _already_tried(ctx: QueryContext, changes: Sequence[FlagChange]) -> tuple[FlagChange, ...]:
+def _already_tried(
+    ctx: QueryContext, changes: Sequence[FlagChange], version: str | None
+) -> tuple[FlagChange, ...]:
     """The changes that the user says (``--tried``) they made without effect."""
     if not ctx.tried or not changes:
         return ()
     from agent.differential import parse_tried, same_change
 
     fw = (ctx.command.framework if ctx.command else None) or ctx.framework
-    tried = parse_tried(ctx.tried, fw)
+    tried = parse_tried(ctx.tried, fw, version=version)
     return tuple(c for c in changes if any(same_change(c, t, fw) for t in tried))
 
 

@@ -8,12 +8,15 @@ user says it was tried, the useful question is no longer "what fixed this error 
   context (same GPU generation first, then architecture traits, quantization, framework and
   version as one score, then the same model, the same GPU, a quoted command, ``works``);
 * :func:`command_diff` diffs the user's command against a working command through the flag
-  registry and splits descriptive flags (model, layout, endpoint, parsers) from behavioural ones;
+  registry, in the user's release, and splits descriptive settings (model, layout, endpoint,
+  parsers, logging, device selection) from behavioural ones;
 * :func:`make_plan` orders the behavioural differences into experiments, ranked by the knowledge
-  base's evidence and by architecture-trait couplings, minus what was already tried.
+  base's evidence and by architecture-trait couplings, minus what was already tried (flags, and
+  dead ends written as prose, read through the phrases of ``data/differential.json``).
 
-Pure functions over records. The facts (descriptive flags, trait couplings) live in
-``data/differential.json``; nothing here names a model, a flag value or a story.
+Pure functions over records. The facts (descriptive settings, checkpoint-format flags, nearness
+weights, prose phrases, trait couplings) live in ``data/differential.json``; nothing here names a
+model, a flag value or a story.
 """
 
 from __future__ import annotations
@@ -366,16 +369,18 @@ def command_diff(
     complete: bool = True,
     working_framework: str | None = None,
     checkpoint: str | None = None,
+    version: str | None = None,
 ) -> CommandDiff:
     """What to change in ``current`` so that it launches like ``working``: flags and variables
-    to add or change (translated to the user's framework through the registry, with a note), and the user's flags and variables the
+    to add or change (translated to the user's framework through the registry, with a note, and
+    with ``version`` as that release of it takes them), and the user's flags and variables the
     working command does not have, to remove. When ``working`` is not ``complete`` (a record of
     some flags, not a command) the user's settings it does not list are ``unlisted``: unknown,
     never removals. A change that would make a checkpoint-format flag disagree with the user's
     ``checkpoint`` format (``nvfp4``) is not proposed (a note says so). Descriptive settings
     (see ``data/differential.json``) come back apart from the behavioural ones."""
     from agent.flags import diff_changes
-    from agent.flags.diff import translate
+    from agent.flags.diff import in_release, translate
     from agent.registry import load_registry
     from kb.frameworks import normalise_framework
 
@@ -384,9 +389,12 @@ def command_diff(
     dst = normalise_framework(current.framework) or src
     src = src or dst
     adds = _as_changes(working, src, reg)
-    changes, diff_notes = diff_changes(current, adds, source_framework=src, target_framework=dst)
+    changes, diff_notes = diff_changes(
+        current, adds, source_framework=src, target_framework=dst, target_version=version
+    )
     out = list(changes)
-    names = {(c.kind, c.name) for c in translate(adds, src, dst, reg, None, [])}
+    settings = in_release(translate(adds, src, dst, reg, version, []), dst, version, reg, [])
+    names = {(c.kind, c.name) for c in settings}
     theirs: list[FlagChange] = []  # what the user has that the working command has not
     for f in current.flags:
         if ("flag", f.name) not in names:
@@ -483,33 +491,55 @@ def _as_changes(working: LaunchConfig, framework: str | None, reg) -> list[FlagC
 
 
 def parse_tried(
-    items: Sequence[str], framework: str | None, *, origin: str = "--tried"
+    items: Sequence[str],
+    framework: str | None,
+    *,
+    origin: str = "--tried",
+    version: str | None = None,
 ) -> tuple[FlagChange, ...]:
     """The user's ``--tried`` entries as changes: ``--flag [value]``, ``remove --flag``,
-    ``NAME=value``, ``pkg==1.2``. A bad entry is an input error naming it."""
-    return tuple(c for item in items for c in _tried_item(item, framework, origin))
+    ``NAME=value``, ``pkg==1.2`` (as release ``version`` takes them, when given). A bad entry is
+    an input error naming it."""
+    return tuple(c for item in items for c in _tried_item(item, framework, origin, version))
 
 
-def _tried_item(item: str, framework: str | None, origin: str) -> tuple[FlagChange, ...]:
-    from agent.flags import parse_fix_item
+def _tried_item(
+    item: str, framework: str | None, origin: str, version: str | None
+) -> tuple[FlagChange, ...]:
+    from agent.flags import diff_changes, parse_fix_item
 
     text = " ".join(item.split())
     removing = text.lower().startswith("remove ")
     body = text.split(None, 1)[1] if removing else text
     try:
-        return parse_fix_item(body, framework, action="remove" if removing else "add")
+        changes = parse_fix_item(body, framework, action="remove" if removing else "add")
     except CommandParseError:
         raise InputError(
             f"{origin} '{item}': not a change; write '--flag value', 'remove --flag', "
             "NAME=value or pkg==1.2"
         ) from None
+    if version is None:
+        return changes
+    adds = [c for c in changes if c.action == "add"]
+    removes = [c for c in changes if c.action == "remove"]
+    return diff_changes(
+        None,
+        adds,
+        removes,
+        source_framework=framework,
+        target_framework=framework,
+        target_version=version,
+    )[0]
 
 
 def read_tried(
-    item: str, finding_framework: str | None, framework: str | None
+    item: str,
+    finding_framework: str | None,
+    framework: str | None,
+    version: str | None = None,
 ) -> tuple[FlagChange, ...]:
     """A case's ``tried_without_effect`` entry as the changes it names, in ``framework``'s
-    terms: a flag, variable or pin as written, else the change its prose
+    terms (and ``version``'s): a flag, variable or pin as written, else the change its prose
     describes (``disabling CUDA graphs`` is ``--disable-cuda-graph``, see ``tried_phrases`` in
     ``data/differential.json``); empty when it names none."""
     from agent.flags import diff
@@ -517,7 +547,7 @@ def read_tried(
     text = " ".join(item.split())
     removing = text.lower().startswith("remove ") and " " in text
     fix = Fix(remove=(text.split(None, 1)[1],)) if removing else Fix(add=(text,))
-    options = {"target_framework": framework}
+    options = {"target_framework": framework, "target_version": version}
     try:
         return diff(None, fix, finding_framework=finding_framework, **options)
     except CommandParseError:
@@ -556,11 +586,13 @@ def _phrase_change(phrase: Phrase, text: str) -> str | None:
 
 
 @lru_cache(maxsize=4096)
-def _case_tried(finding: Finding, framework: str | None) -> tuple[FlagChange, ...]:
+def _case_tried(
+    finding: Finding, framework: str | None, version: str | None = None
+) -> tuple[FlagChange, ...]:
     """A case's dead ends as changes (flags as written, prose read through the phrases)."""
     fw = (finding.framework.name or "").lower() or None
     return tuple(
-        c for item in finding.tried_without_effect for c in read_tried(item, fw, framework)
+        c for item in finding.tried_without_effect for c in read_tried(item, fw, framework, version)
     )
 
 
@@ -617,16 +649,26 @@ class Evidence:
 
 
 @lru_cache(maxsize=4096)
-def _fix_changes(finding: Finding, framework: str | None) -> tuple[FlagChange, ...]:
+def _fix_changes(
+    finding: Finding, framework: str | None, version: str | None = None
+) -> tuple[FlagChange, ...]:
     """The changes of a case's fix and of its alternatives that are not recorded as
-    unconfirmed, in ``framework``'s terms."""
+    unconfirmed, in ``framework``'s terms (and ``version``'s)."""
     from agent.flags import diff
 
     fw = (finding.framework.name or "").lower() or None
     out: list[FlagChange] = []
     for fix in (finding.fix, *(a for a in finding.alternatives if a.confirmed is not False)):
         try:
-            out.extend(diff(None, fix, finding_framework=fw, target_framework=framework))
+            out.extend(
+                diff(
+                    None,
+                    fix,
+                    finding_framework=fw,
+                    target_framework=framework,
+                    target_version=version,
+                )
+            )
         except CommandParseError:
             continue
     return tuple(out)
@@ -639,10 +681,11 @@ def evidence(
     classes: frozenset[str],
     components: frozenset[str],
     framework: str | None,
+    version: str | None = None,
 ) -> Evidence:
     """The recorded cases of the same kind of failure (symptom classes that agree; components
     that overlap when both sides name any) that ``change`` fixed, and those where it was tried
-    without effect."""
+    without effect (in the user's ``framework`` and release ``version``)."""
     from agent.components import of_finding
 
     touched = components | change_components(change, framework)
@@ -657,10 +700,10 @@ def evidence(
         if (
             f.status in WORKING
             and f.fix.confirmed is not False
-            and any(_same(change, c, framework) for c in _fix_changes(f, framework))
+            and any(_same(change, c, framework) for c in _fix_changes(f, framework, version))
         ):
             fixed.append(f.id)
-        elif any(_same(change, c, framework) for c in _case_tried(f, framework)):
+        elif any(_same(change, c, framework) for c in _case_tried(f, framework, version)):
             failed.append(f.id)
     return Evidence(tuple(fixed), tuple(failed))
 
@@ -704,6 +747,7 @@ def candidates(
     user_traits: ArchTraits | None,
     working_traits: ArchTraits,
     working_name: str,
+    version: str | None = None,
 ) -> tuple[tuple[Candidate, str | None], ...]:
     """Each behavioural difference with who tried it, the trait that explains it (and its
     coupling id), and the knowledge base's evidence."""
@@ -713,7 +757,14 @@ def candidates(
         coupling, trait = _trait_reason(
             change, framework, user_traits, working_traits, working_name
         )
-        ev = evidence(change, findings, classes=classes, components=components, framework=framework)
+        ev = evidence(
+            change,
+            findings,
+            classes=classes,
+            components=components,
+            framework=framework,
+            version=version,
+        )
         out.append((Candidate(change, by, trait, ev.fixed, ev.failed), coupling))
     return tuple(out)
 
@@ -729,6 +780,7 @@ def evidence_candidates(
     classes: frozenset[str],
     components: frozenset[str],
     framework: str | None,
+    version: str | None = None,
 ) -> tuple[tuple[Candidate, None], ...]:
     """Changes that are no difference from the working command as recorded, yet touch a
     component the working deployment's record names (``components``) and fixed the same kind
@@ -756,7 +808,7 @@ def evidence_candidates(
             continue
         if M.class_agreement(classes, frozenset(s.cls for s in f.symptoms)) != 1.0:
             continue
-        for change in _fix_changes(f, framework):
+        for change in _fix_changes(f, framework, version):
             shared = change_components(change, framework) & wcomps
             key = (change.kind, change.name, change.value)
             if not shared or change.action == "remove" or key in out:
@@ -764,17 +816,27 @@ def evidence_candidates(
             if (change.kind, change.name) in covered:
                 continue
             needed, _ = diff_changes(
-                ctx.command, [change], source_framework=src, target_framework=dst
+                ctx.command,
+                [change],
+                source_framework=src,
+                target_framework=dst,
+                target_version=version,
             )
             if not needed:
-                continue  # the user's command already has it
+                continue  # the user's command already has it, or its release has no such thing
+            (proposed,) = needed
             ev = evidence(
-                change, findings, classes=classes, components=components, framework=framework
+                proposed,
+                findings,
+                classes=classes,
+                components=components,
+                framework=framework,
+                version=version,
             )
-            by = tuple(dict.fromkeys(who for t, who in tried if _same(change, t, framework)))
+            by = tuple(dict.fromkeys(who for t, who in tried if _same(proposed, t, framework)))
             names = ", ".join(label(c) for c in sorted(shared))
             out[key] = Candidate(
-                change,
+                proposed,
                 by,
                 None,
                 ev.fixed,
@@ -981,16 +1043,17 @@ def differential(
         return None
     best = proposals[0]
     framework = ctx.command.framework or ctx.framework
-    ctx, gpu_notes = _gpu_from_command(ctx)
-    user_tried = parse_tried(ctx.tried, framework)
+    version = user_release(ctx, framework)
+    ctx, notes = _gpu_from_command(ctx)
+    user_tried = parse_tried(ctx.tried, framework, version=version)
     shared = [best] + [p for p in proposals[1:] if _shares_a_line(p)]
     tried: list[tuple[FlagChange, str]] = [(t, "you") for t in user_tried]
-    entries = [(t, _tried_item(t, framework, "--tried")) for t in ctx.tried]
+    entries = [(t, _tried_item(t, framework, "--tried", version)) for t in ctx.tried]
     for p in shared:
         case = p.match.finding
-        tried += [(t, case.id) for t in _case_tried(case, framework)]
+        tried += [(t, case.id) for t in _case_tried(case, framework, version)]
         fw = (case.framework.name or "").lower() or None
-        entries += [(t, read_tried(t, fw, framework)) for t in case.tried_without_effect]
+        entries += [(t, read_tried(t, fw, framework, version)) for t in case.tried_without_effect]
     from agent.components import from_text, of_finding
 
     components = from_text("\n".join(ln.text for ln in triage.lines)).union(
@@ -1017,8 +1080,9 @@ def differential(
         complete=against.provenance != "flags",
         working_framework=(against.finding.framework.name or "").lower() or None,
         checkpoint=checkpoint_format(ctx),
+        version=version,
     )
-    notes = gpu_notes + list(cd.notes)
+    notes += cd.notes
     if against.provenance == "flags":
         notes.append(
             f"{against.finding.id} records its flags, not a full command: a flag of yours that "
@@ -1039,6 +1103,7 @@ def differential(
         user_traits=ctx.arch,
         working_traits=working_traits,
         working_name=working_name,
+        version=version,
     )
     cands += evidence_candidates(
         ctx,
@@ -1050,6 +1115,7 @@ def differential(
         classes=classes,
         components=components,
         framework=framework,
+        version=version,
     )
     plan = _with_commands(
         ctx.command,
@@ -1091,6 +1157,20 @@ def _explained(
         else:
             rest.append(c)
     return tuple(explained), tuple(rest)
+
+
+def user_release(ctx: QueryContext, framework: str | None) -> str | None:
+    """The release of the user's framework the registry checks against (None: no version, a
+    version that is no release, or a version given for another framework)."""
+    from agent.registry import load_registry
+    from kb.frameworks import normalise_framework
+
+    if not ctx.framework_version or not framework:
+        return None
+    if ctx.framework and normalise_framework(ctx.framework) != normalise_framework(framework):
+        return None
+    release = load_registry().release(framework, ctx.framework_version)
+    return release.version if release is not None else None
 
 
 def _gpu_from_command(ctx: QueryContext) -> tuple[QueryContext, list[str]]:

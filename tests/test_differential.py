@@ -864,3 +864,35 @@ def test_a_fix_that_is_only_a_note_shows_the_note():
     text = _rendered(Answer(False, (Proposal(Match(noted, 0.4)),), Triage(()), QueryContext()))
     assert "the case's fix: upgrade the driver to 580 or later" in text
     assert "(the case records no fix)" not in text
+
+
+# --- the user's release ----------------------------------------------------------------------
+
+
+def test_the_plan_uses_what_the_users_release_accepts(searcher):
+    """SGLang 0.5.7 has no --fp4-gemm-backend yet but reads SGLANG_FLASHINFER_FP4_GEMM_BACKEND;
+    0.5.4 has neither: the step is left out and a note says why."""
+    a = ask(
+        searcher, glm_log(), arch="glm_moe_dsa", gpu="sm120", cmd=CMD, tried=TRIED,
+        framework="sglang 0.5.7",
+    )  # fmt: skip
+    d = a.differential
+    (second,) = d.plan[1].changes
+    assert (second.kind, second.text) == ("env", "SGLANG_FLASHINFER_FP4_GEMM_BACKEND=cudnn")
+    assert second.note.endswith("SGLang 0.5.7 reads SGLANG_FLASHINFER_FP4_GEMM_BACKEND instead")
+    assert d.plan[1].command.startswith("SGLANG_FLASHINFER_FP4_GEMM_BACKEND=cudnn python -m")
+    assert "--fp4-gemm-backend" not in d.plan[1].command
+    cudnn = next(c for c in d.candidates if c.change.kind == "env")
+    assert cudnn.fixed == (CUDNN_CASE,)  # the evidence is the same setting, in 0.5.7's terms
+
+    older = ask(
+        searcher, glm_log(), arch="glm_moe_dsa", gpu="sm120", cmd=CMD, tried=TRIED,
+        framework="sglang 0.5.4",
+    )  # fmt: skip
+    assert plan_of(older) == [{("remove", "--kv-cache-dtype"), ("add", "--disable-cuda-graph")}]
+    old = older.differential
+    assert (
+        "dropped: --fp4-gemm-backend flashinfer_cudnn: --fp4-gemm-backend first appears in "
+        "SGLang 0.5.8; SGLang 0.5.4 does not accept --fp4-gemm-backend, and no setting of "
+        "SGLang 0.5.4 is known to do the same" in old.notes
+    )
