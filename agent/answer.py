@@ -13,9 +13,18 @@ from typing import Any
 
 from agent import match as M
 from agent.search import Searcher
-from kb.errors import ConfigFetchError, InputError, ModelNotFoundError
+from kb.errors import ConfigFetchError, HubOfflineError, InputError, ModelNotFoundError
 from kb.frameworks import split_framework
-from kb.records import Answer, ArchTraits, Finding, LaunchConfig, Proposal, QueryContext, Triage
+from kb.records import (
+    Answer,
+    ArchTraits,
+    Finding,
+    FlagChange,
+    LaunchConfig,
+    Proposal,
+    QueryContext,
+    Triage,
+)
 
 HEAD_CHARS = 8000  # of the raw input kept for question-style queries (the rest is streamed)
 
@@ -70,13 +79,16 @@ def build_context(
     client=None,
     detect=True,
     warnings: list[str],
+    notices: list[str] | None = None,
 ) -> QueryContext:
     """Fold the options, the launch command, the live server and fetched config.json into one context.
 
     Raises for bad input (unknown GPU, unparsable command, a model the Hub says does not exist);
-    a network failure only adds a warning.
+    a network failure only adds a warning. When ``notices`` is given and the model's name gives
+    the architecture, that architecture is used and said so: in a notice when HF_HUB_OFFLINE kept
+    config.json from being fetched, in the warning otherwise.
     """
-    from agent.context import traits_for_model_type
+    from agent.context import gpu_count, traits_for_model_type
 
     command, served = _current_command(cmd, server, client, warnings)
     fw_name, fw_version = _framework(framework, command, served, detect, warnings)
@@ -89,7 +101,13 @@ def build_context(
     traits: ArchTraits | None = None
     if model:
         # a path in --cmd names the model on the serving host, which need not be this machine
-        traits = _model_traits(model, client, warnings, strict=model == given_model)
+        traits = _model_traits(
+            model,
+            client,
+            warnings,
+            strict=model == given_model,
+            notices=notices if not arch else None,  # --arch, when given, says it instead
+        )
     if arch:
         given = traits_for_model_type(arch)
         traits = given if traits is None else replace(traits, model_type=arch)
@@ -110,6 +128,7 @@ def build_context(
         framework_version=fw_version,
         command=command,
         tried=tuple(tried),
+        gpu_count=gpu_count(gpu),
     )
 
 
@@ -181,11 +200,23 @@ def _gpu(gpu: str | None, detect: bool, warnings: list[str]) -> tuple[str | None
     return None, None
 
 
-def _model_traits(model: str, client, warnings: list[str], *, strict: bool) -> ArchTraits | None:
+def _model_traits(
+    model: str,
+    client,
+    warnings: list[str],
+    *,
+    strict: bool,
+    notices: list[str] | None = None,
+) -> ArchTraits | None:
     """Architecture traits from the model's config.json. ``strict`` (the user named the model
     with --model): a local path that does not exist is an error; otherwise it is a name only.
-    A Hub config that cannot be fetched is a warning; a local one that cannot be read, an error."""
-    from agent.hub import model_context, model_reference
+    A Hub config that cannot be fetched is a warning; with ``notices``, when the model's name
+    gives its architecture, that architecture is used and said so: in one notice when
+    HF_HUB_OFFLINE kept the Hub from being asked (the user's choice), in the warning otherwise.
+    A local config that cannot be read is an error."""
+    from agent.context import traits_for_model_type
+    from agent.hub import FALLBACK, model_context, model_reference
+    from agent.prose import model_type_of_name
 
     try:
         return model_context(model, client=client, must_exist=strict)
@@ -194,8 +225,16 @@ def _model_traits(model: str, client, warnings: list[str], *, strict: bool) -> A
     except ConfigFetchError as exc:
         if model_reference(model) != "hub":
             raise
-        warnings.append(f"{exc}; matching without the model's architecture")
-        return None
+        model_type = model_type_of_name(model)
+        if notices is None or model_type is None:
+            warnings.append(f"{exc}; matching without the model's architecture")
+            return None
+        why = str(exc).removesuffix(f"; {FALLBACK}")
+        if isinstance(exc, HubOfflineError):
+            notices.append(f"architecture {model_type} read from the model's name ({why})")
+        else:
+            warnings.append(f"{why}; the architecture {model_type} is read from the model's name")
+        return traits_for_model_type(model_type)
 
 
 def answer(
@@ -206,8 +245,10 @@ def answer(
     top: int = 3,
     warnings: list[str] | None = None,
     use: tuple[str, ...] = ("lines", "bm25", "embedding"),
+    notices: Sequence[str] = (),
 ) -> Answer:
-    """Triage the input, retrieve, decide confidence, and turn each match into flag changes."""
+    """Triage the input, retrieve, decide confidence, and turn each match into flag changes
+    (``notices``: what :func:`build_context` noted, shown with what the text adds)."""
     from agent.logs import triage as run_triage
 
     warnings = list(warnings or [])
@@ -220,7 +261,7 @@ def answer(
         warnings.append(
             f"no error lines found in {head.count} lines of log; matching on its text as a question"
         )
-    notices: list[str] = []
+    notices = list(notices)
     ctx = context_from_text(ctx, text, notices)
     query = _with_context_words(text if not tri.lines else "", ctx)
     matches, evidence = searcher.search(query or text, tri, ctx, top=top, use=use)
@@ -334,31 +375,49 @@ def propose(match, ctx: QueryContext, version: str | None = None) -> Proposal:
     command = apply_changes(ctx.command, changes) if ctx.command is not None else None
     translated = source_fw if (target_fw and source_fw and target_fw != source_fw) else None
     dead_ends = _dead_ends_in(ctx.command, finding.tried_without_effect, source_fw)
+    already = _already_tried(ctx, (*changes, *(c for alt in alternatives for c in alt)), version)
     return Proposal(
-        match, tuple(changes), command, translated, alternatives, dead_ends, not_carried
+        match,
+        tuple(changes),
+        command,
+        translated,
+        alternatives,
+        dead_ends,
+        not_carried,
+        already,
     )
+
+
+def _already_tried(
+    ctx: QueryContext, changes: Sequence[FlagChange], version: str | None
+) -> tuple[FlagChange, ...]:
+    """The changes that the user says (``--tried``) they made without effect."""
+    if not ctx.tried or not changes:
+        return ()
+    from agent.differential import parse_tried, same_change
+
+    fw = (ctx.command.framework if ctx.command else None) or ctx.framework
+    tried = parse_tried(ctx.tried, fw, version=version)
+    return tuple(c for c in changes if any(same_change(c, t, fw) for t in tried))
 
 
 def _dead_ends_in(
     command: LaunchConfig | None, tried: tuple[str, ...], framework
 ) -> tuple[str, ...]:
-    """The items the past case tried without effect that the user's command already has."""
+    """The items the past case tried without effect that the user's command already has (a
+    flag as written, or the flag its prose names: ``disabling CUDA graphs``)."""
     if command is None or not tried:
         return ()
-    from agent.flags import parse_fix_item
+    from agent.differential import read_tried
     from agent.registry import load_registry
-    from kb.errors import CommandParseError
 
     registry = load_registry()
     fw = command.framework or framework
     have = {(f.name, f.value) for f in command.flags}
     found = []
     for item in tried:
-        try:
-            parts = parse_fix_item(item, framework)
-        except CommandParseError:
-            continue  # prose ("chunked prefill size changes"): nothing to compare
-        flags = [p for p in parts if p.kind == "flag"]
+        parts = read_tried(item, framework, fw)  # prose that names no change: nothing to compare
+        flags = [p for p in parts if p.kind == "flag" and p.action == "add"]
         if flags and all(
             any(
                 name == p.name and registry.same_value(name, value, p.value, fw)

@@ -305,7 +305,7 @@ _CC_RE = re.compile(r"^(?:sm|compute[ _]?capability|cc)?[\s_:=-]*(\d{1,2})\.(\d)
 _GFX_RE = re.compile(r"^gfx\d{3}[a-z0-9]*$")
 _SM_IN_TEXT = re.compile(r"\bsm[ _]?(\d{2,3})[af]?\b")
 _DROP_WORDS = {"nvidia", "geforce", "tesla", "amd", "instinct", "radeon"}
-_COUNT_PREFIX = re.compile(r"^\s*\d+\s*[x×*]\s*")
+_COUNT_PREFIX = re.compile(r"^\s*(\d+)\s*[x×*]\s*")
 _COUNT_SUFFIX = re.compile(r"(?:\s+[x×*]\s*\d+|\s*\(\s*\d+\s*[x×]\s*\))\s*$")
 
 
@@ -365,6 +365,22 @@ def match_gpu(text: str | None) -> tuple[str | None, str] | None:
     if m:
         return None, f"sm{int(m.group(1))}"
     return None
+
+
+def sm_of(sm: str | None, gpu: str | None) -> str | None:
+    """A deployment's SM: the one recorded (``hardware.sm``), else the one its GPU name gives
+    (``"AMD Instinct MI300X / MI325X"`` -> ``"gfx942"``); None when neither says."""
+    found = normalise_sm(sm)
+    if found:
+        return found
+    named = match_gpu(gpu) if gpu else None
+    return named[1] if named else None
+
+
+def gpu_count(value: str | None) -> int | None:
+    """The count a GPU option starts with (``"8x RTX PRO 6000"`` -> 8), else None."""
+    m = _COUNT_PREFIX.match(value or "")
+    return int(m.group(1)) if m and int(m.group(1)) > 0 else None
 
 
 def resolve_gpu(value: str) -> tuple[str | None, str | None]:

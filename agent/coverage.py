@@ -43,12 +43,9 @@ def families_of(finding: Finding) -> frozenset[str]:
 
 
 def generation_of(finding: Finding) -> str:
-    from agent.context import _sm_group, match_gpu, normalise_sm
+    from agent.context import _sm_group, sm_of
 
-    sm = normalise_sm(finding.hardware.sm)
-    if not sm and finding.hardware.gpu:
-        found = match_gpu(finding.hardware.gpu)
-        sm = found[1] if found else None
+    sm = sm_of(finding.hardware.sm, finding.hardware.gpu)
     if not sm:
         return _named_generation(finding.hardware.gpu) or "unknown"
     group = _sm_group(sm)

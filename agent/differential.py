@@ -5,20 +5,25 @@ user says it was tried, the useful question is no longer "what fixed this error 
 "what does a deployment that works on this hardware do differently". This module answers it:
 
 * :func:`nearest_working` ranks the recorded working deployments by closeness to the user's
-  context (same GPU generation first, then architecture traits, quantization, framework, version);
+  context (same GPU generation first, then architecture traits, quantization, framework and
+  version as one score, then the same model, the same GPU, a quoted command, ``works``);
 * :func:`command_diff` diffs the user's command against a working command through the flag
-  registry and splits descriptive flags (model, layout, endpoint, parsers) from behavioural ones;
+  registry, in the user's release, and splits descriptive settings (model, layout, endpoint,
+  parsers, logging, device selection) from behavioural ones;
 * :func:`make_plan` orders the behavioural differences into experiments, ranked by the knowledge
-  base's evidence and by architecture-trait couplings, minus what was already tried.
+  base's evidence and by architecture-trait couplings, minus what was already tried (flags, and
+  dead ends written as prose, read through the phrases of ``data/differential.json``).
 
-Pure functions over records. The facts (descriptive flags, trait couplings) live in
-``data/differential.json``; nothing here names a model, a flag value or a story.
+Pure functions over records. The facts (descriptive settings, checkpoint-format flags, nearness
+weights, prose phrases, trait couplings) live in ``data/differential.json``; nothing here names a
+model, a flag value or a story.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from agent import match as M
@@ -45,12 +50,20 @@ __all__ = [
     "make_plan",
     "nearest_working",
     "parse_tried",
+    "read_tried",
+    "same_change",
     "working_command",
 ]
 
 WORKING = ("works", "works-with-flags")
-UNLISTED = "not among the flags recorded for the working deployment"
+UNLISTED = "not among the flags recorded for the working deployment: unknown whether it ran with it"
+UNLISTED_EXPLAINED = (
+    "not among the flags recorded for the working deployment; an architecture-trait difference "
+    "makes it worth trying without"
+)
+UNKNOWN_GPU = "your GPU is unknown (pass --gpu): GPU generations not compared"
 _VAGUE = frozenset({"crash", "warning"})
+_PROVENANCE_RANK = {"quoted": 2, "reconstructed": 1, "flags": 0}
 
 
 # --- the data --------------------------------------------------------------------------------
@@ -66,10 +79,45 @@ class Coupling:
 
 
 @dataclass(frozen=True)
+class Phrase:
+    """Prose for a change ("disabling CUDA graphs") and the change, in ``framework``'s terms."""
+
+    pattern: re.Pattern[str]
+    framework: str | None
+    change: str  # "--disable-cuda-graph", "--attention-backend {value}"
+
+
+@dataclass(frozen=True)
+class Nearness:
+    """The weights of quantization, framework and version next to the trait similarity."""
+
+    quantization: float
+    framework: float
+    version: float
+
+
+@dataclass(frozen=True)
 class Rules:
     descriptive: dict[str, frozenset[str]]
+    descriptive_env: dict[str, frozenset[str]]
+    checkpoint_format: dict[str, frozenset[str]]
+    nearness: Nearness
+    phrases: tuple[Phrase, ...]
     couplings: tuple[Coupling, ...]
     max_steps: int
+
+    def is_descriptive(self, change: FlagChange, framework: str | None) -> bool:
+        """Does the change only name the model or the service (``data/differential.json``)?"""
+        if change.kind == "flag":
+            return change.name in self.descriptive.get(framework or "", frozenset())
+        if change.kind != "env":
+            return False
+        from agent.registry import load_registry
+
+        names = self.descriptive_env.get("any", frozenset()) | self.descriptive_env.get(
+            framework or "", frozenset()
+        )
+        return load_registry().canonical_env(change.name, framework) in names
 
 
 @lru_cache(maxsize=1)
@@ -78,8 +126,22 @@ def rules() -> Rules:
     from kb.dataload import load_json_data as load_data
 
     raw = load_data("differential.json")
+    near = raw["nearness"]
+
+    def sets(block: dict) -> dict[str, frozenset[str]]:
+        return {k: frozenset(v) for k, v in block.items() if not k.startswith("_")}
+
     return Rules(
-        descriptive={fw: frozenset(names) for fw, names in raw["descriptive"].items()},
+        descriptive=sets(raw["descriptive"]),
+        descriptive_env=sets(raw["descriptive_env"]),
+        checkpoint_format=sets(raw["checkpoint_format"]),
+        nearness=Nearness(
+            float(near["quantization"]), float(near["framework"]), float(near["version"])
+        ),
+        phrases=tuple(
+            Phrase(re.compile(ph["pattern"]), ph.get("framework"), ph["change"])
+            for ph in raw["tried_phrases"]["phrases"]
+        ),
         couplings=tuple(
             Coupling(
                 id=c["id"],
@@ -94,11 +156,24 @@ def rules() -> Rules:
     )
 
 
-def change_components(change: FlagChange) -> frozenset[str]:
-    """The components a change touches (``--kv-cache-dtype`` -> ``fp8-kv-cache``)."""
+def change_components(change: FlagChange, framework: str | None = None) -> frozenset[str]:
+    """The components a change touches (``--kv-cache-dtype`` -> ``fp8-kv-cache``), whatever
+    release's spelling it has."""
     from agent.components import from_flags
 
-    return from_flags([(change.name, change.value)])
+    return from_flags([(_canonical_name(change, framework), change.value)])
+
+
+def _canonical_name(change: FlagChange, framework: str | None) -> str:
+    """The setting's newest canonical name (a release's older spelling resolved)."""
+    from agent.registry import load_registry
+
+    reg = load_registry()
+    if change.kind == "flag" and framework:
+        return reg.canonical(change.name, framework)
+    if change.kind == "env":
+        return reg.canonical_env(change.name, framework)
+    return change.name
 
 
 # --- working deployments ---------------------------------------------------------------------
@@ -137,8 +212,10 @@ def nearest_working(
     exclude: Iterable[str] = (),
     limit: int = 3,
 ) -> tuple[WorkingDeployment, ...]:
-    """The working deployments nearest to the user's: same GPU generation first, then
-    architecture-trait similarity, quantization, framework, framework version. A deployment
+    """The working deployments nearest to the user's: same GPU generation first, then one score
+    of architecture-trait similarity, quantization, framework and version (weights in
+    ``data/differential.json``), then the same model, the same GPU, a quoted command over a
+    reconstructed one over a list of flags, ``works`` over ``works-with-flags``. A deployment
     that shares neither the GPU generation nor any architecture trait is not near."""
     skip = set(exclude)
     ranked = []
@@ -159,24 +236,48 @@ def nearest_working(
     return tuple(out)
 
 
+def finding_traits(f: Finding, traits_of: Callable[[Finding], ArchTraits]) -> ArchTraits:
+    """A finding's architecture traits; one that records no architecture gets those its model's
+    name implies (``MiniMaxAI/MiniMax-M2.5`` is ``minimax_m2``), as the user's context does."""
+    traits = traits_of(f)
+    if traits.model_type or traits.traits or not f.model:
+        return traits
+    from agent.context import traits_for_model_type
+    from agent.prose import model_type_of_name
+
+    model_type = model_type_of_name(f.model)
+    return traits_for_model_type(model_type) if model_type else traits
+
+
 def _nearness(
     ctx: QueryContext, f: Finding, traits_of: Callable[[Finding], ArchTraits]
 ) -> tuple[tuple[float, ...], tuple[str, ...]] | None:
-    """How near ``f`` runs to the user's deployment (the sort key: GPU generation, architecture
-    traits, quantization, framework, version, a whole command), and why; None when it shares
+    """How near ``f`` runs to the user's deployment (the sort key: GPU generation, closeness,
+    same model, same GPU, the command's provenance, works), and why; None when it shares
     neither the GPU generation nor any architecture trait."""
-    from agent.context import quantization_similarity, sm_similarity, trait_similarity
+    from agent.context import (
+        match_gpu,
+        quantization_similarity,
+        sm_of,
+        sm_similarity,
+        trait_similarity,
+    )
     from kb.frameworks import normalise_framework
 
+    weights = rules().nearness
     reasons: list[str] = []
-    sm = sm_similarity(ctx.sm, f.hardware.sm) if ctx.sm and f.hardware.sm else 0.0
-    if sm == 1.0:
-        reasons.append(f"same GPU generation ({f.hardware.sm}, {f.hardware.gpu})")
+    theirs = sm_of(f.hardware.sm, f.hardware.gpu)
+    sm = sm_similarity(ctx.sm, theirs) if ctx.sm and theirs else 0.0
+    where = ", ".join(x for x in (theirs, f.hardware.gpu) if x)
+    if not ctx.sm:
+        reasons.append(UNKNOWN_GPU)
+    elif sm == 1.0:
+        reasons.append(f"same GPU generation ({where})")
     elif sm > 0:
-        reasons.append(f"related GPU ({f.hardware.sm} vs {ctx.sm})")
+        reasons.append(f"related GPU ({theirs} vs {ctx.sm})")
     traits = 0.0
     if ctx.arch is not None and (ctx.arch.model_type or ctx.arch.traits):
-        traits, why = trait_similarity(ctx.arch, traits_of(f))
+        traits, why = trait_similarity(ctx.arch, finding_traits(f, traits_of))
         reasons.extend(why)
     if sm == 0.0 and traits == 0.0:
         return None
@@ -193,9 +294,40 @@ def _nearness(
     same_version = same_fw and _same_text(ctx.framework_version, f.framework.version)
     if same_version:
         reasons.append(f"same version ({f.framework.version})")
-    complete = 1.0 if f.working_command or f.failing_command else 0.0
-    key = (sm, traits, quant, float(same_fw), float(same_version), complete)
+    closeness = round(
+        traits
+        + weights.quantization * quant
+        + weights.framework * same_fw
+        + weights.version * same_version,
+        6,
+    )
+    model = ctx.model or (ctx.command.model if ctx.command else None)
+    same_model = bool(model and f.model) and M.model_key(model) == M.model_key(f.model)
+    if same_model:
+        reasons.append(f"same model ({f.model})")
+    named = match_gpu(f.hardware.gpu) if ctx.gpu and f.hardware.gpu else None
+    same_gpu = named is not None and named[0] == ctx.gpu
+    if same_gpu:
+        reasons.append(f"same GPU ({ctx.gpu})")
+    key = (
+        sm,
+        closeness,
+        float(same_model),
+        float(same_gpu),
+        float(_PROVENANCE_RANK[_provenance(f)]),
+        float(f.status == "works"),
+    )
     return key, tuple(reasons)
+
+
+def _provenance(f: Finding) -> str:
+    """What :func:`working_command` will give, without parsing: ``quoted``, ``reconstructed``
+    (recorded so, or the failing command with the fix applied) or ``flags``."""
+    if f.working_command and f.working_command.strip():
+        return "reconstructed" if f.command_provenance == "reconstructed" else "quoted"
+    if f.failing_command and f.failing_command.strip():
+        return "reconstructed"
+    return "flags"
 
 
 def _same_text(a: str | None, b: str | None) -> bool:
@@ -203,11 +335,15 @@ def _same_text(a: str | None, b: str | None) -> bool:
 
 
 def _may_work(f: Finding) -> bool:
-    """Cheap test: could :func:`working_command` give this finding a command?"""
+    """Cheap test: could :func:`working_command` give this finding a command, on a framework
+    whose flags the registry knows (another server's flags cannot be compared with yours)?"""
+    from kb.frameworks import normalise_framework
+
     return (
         f.status in WORKING
         and f.fix.confirmed is not False
         and bool(f.working_command or f.fix.add or f.fix.remove or f.fix.env or f.fix.pins)
+        and normalise_framework(f.framework.name) is not None
     )
 
 
@@ -219,6 +355,7 @@ class CommandDiff:
     descriptive: tuple[FlagChange, ...]
     behavioural: tuple[FlagChange, ...]
     notes: tuple[str, ...]
+    unlisted: tuple[FlagChange, ...] = ()  # the user's settings a record of flags does not list
 
 
 def _model_flag(framework: str | None) -> str:
@@ -231,14 +368,19 @@ def command_diff(
     *,
     complete: bool = True,
     working_framework: str | None = None,
+    checkpoint: str | None = None,
+    version: str | None = None,
 ) -> CommandDiff:
     """What to change in ``current`` so that it launches like ``working``: flags and variables
-    to add or change (translated to the user's framework through the registry, with a note), and
-    the user's flags and variables the working command does not have, to remove (when ``working``
-    is not ``complete``, only the flags its record lists, each removal says so in its note).
-    Descriptive flags (see ``data/differential.json``) come back apart from the behavioural ones."""
+    to add or change (translated to the user's framework through the registry, with a note, and
+    with ``version`` as that release of it takes them), and the user's flags and variables the
+    working command does not have, to remove. When ``working`` is not ``complete`` (a record of
+    some flags, not a command) the user's settings it does not list are ``unlisted``: unknown,
+    never removals. A change that would make a checkpoint-format flag disagree with the user's
+    ``checkpoint`` format (``nvfp4``) is not proposed (a note says so). Descriptive settings
+    (see ``data/differential.json``) come back apart from the behavioural ones."""
     from agent.flags import diff_changes
-    from agent.flags.diff import translate
+    from agent.flags.diff import in_release, translate
     from agent.registry import load_registry
     from kb.frameworks import normalise_framework
 
@@ -247,16 +389,29 @@ def command_diff(
     dst = normalise_framework(current.framework) or src
     src = src or dst
     adds = _as_changes(working, src, reg)
-    changes, notes = diff_changes(current, adds, source_framework=src, target_framework=dst)
+    changes, diff_notes = diff_changes(
+        current, adds, source_framework=src, target_framework=dst, target_version=version
+    )
     out = list(changes)
-    names = {(c.kind, c.name) for c in translate(adds, src, dst, reg, None, [])}
-    note = None if complete else UNLISTED
+    settings = in_release(translate(adds, src, dst, reg, version, []), dst, version, reg, [])
+    names = {(c.kind, c.name) for c in settings}
+    theirs: list[FlagChange] = []  # what the user has that the working command has not
     for f in current.flags:
         if ("flag", f.name) not in names:
-            out.append(FlagChange("flag", "remove", f.name, f.value, text=f.written, note=note))
+            theirs.append(FlagChange("flag", "remove", f.name, f.value, text=f.written))
     for name, value in current.env:
         if ("env", reg.canonical_env(name, dst)) not in names:
-            out.append(FlagChange("env", "remove", name, value, text=f"{name}={value}", note=note))
+            theirs.append(FlagChange("env", "remove", name, value, text=f"{name}={value}"))
+    table = rules()
+    if complete:
+        out += theirs
+        unlisted: tuple[FlagChange, ...] = ()
+    else:
+        unlisted = tuple(
+            replace(c, action="keep", note=UNLISTED)
+            for c in theirs
+            if not table.is_descriptive(c, dst)
+        )
     if current.model and working.model and M.model_key(current.model) != M.model_key(working.model):
         name = _model_flag(dst)
         out.insert(
@@ -265,15 +420,56 @@ def command_diff(
                 "flag", "change", name, working.model, current.model, text=f"{name} {working.model}"
             ),
         )
-    kept_notes = tuple(n for n in notes if not n.startswith(("already set", "already off")))
-    descriptive = rules().descriptive
-    names_desc = descriptive.get(dst or "", frozenset()) | {_model_flag(dst)}
-    desc = tuple(c for c in out if c.kind == "flag" and c.name in names_desc)
-    # a record that lists only some flags says nothing about the model's layout or endpoint
-    out = [c for c in out if complete or c not in desc or c.action != "remove"]
-    desc = tuple(c for c in desc if c in out)
+    notes = [n for n in diff_notes if not n.startswith(("already set", "already off"))]
+    formats = table.checkpoint_format.get(dst or "", frozenset())
+    for c in [c for c in out if c.kind == "flag" and c.name in formats]:
+        why = _format_conflict(c, checkpoint)
+        if why:
+            out.remove(c)
+            notes.append(why)
+    model_flag = _model_flag(dst)
+    desc = tuple(
+        c
+        for c in out
+        if (c.kind == "flag" and c.name == model_flag) or table.is_descriptive(c, dst)
+    )
     behav = tuple(c for c in out if c not in desc)
-    return CommandDiff(desc, behav, kept_notes)
+    return CommandDiff(desc, behav, tuple(notes), unlisted)
+
+
+def checkpoint_format(ctx: QueryContext) -> str | None:
+    """The user's checkpoint format (``nvfp4``): config.json's, else the context's."""
+    from agent.context import normalise_quantization
+
+    given = ctx.arch.quantization if ctx.arch and ctx.arch.quantization else ctx.quantization
+    return normalise_quantization(given)
+
+
+def _format_of(method: str | None) -> str | None:
+    """The format a quantization method names (``modelopt_fp4`` -> ``nvfp4``); None: unknown."""
+    from agent.context import normalise_quantization
+
+    return normalise_quantization(method)
+
+
+def _format_conflict(change: FlagChange, checkpoint: str | None) -> str | None:
+    """Why a change to a checkpoint-format flag is not proposed, or None when it may be."""
+    if not checkpoint:
+        return None
+    if change.action == "remove":
+        if _format_of(change.value) in (checkpoint, None):
+            return (
+                f"kept {change.text}: it names your checkpoint's format ({checkpoint}), "
+                "whatever the working deployment's command says"
+            )
+        return None
+    theirs = _format_of(change.value)
+    if theirs and theirs != checkpoint:
+        return (
+            f"not proposed: {change.text}: it names the working deployment's format ({theirs}), "
+            f"not your checkpoint's ({checkpoint})"
+        )
+    return None
 
 
 def _as_changes(working: LaunchConfig, framework: str | None, reg) -> list[FlagChange]:
@@ -295,59 +491,150 @@ def _as_changes(working: LaunchConfig, framework: str | None, reg) -> list[FlagC
 
 
 def parse_tried(
-    items: Sequence[str], framework: str | None, *, origin: str = "--tried"
+    items: Sequence[str],
+    framework: str | None,
+    *,
+    origin: str = "--tried",
+    version: str | None = None,
 ) -> tuple[FlagChange, ...]:
     """The user's ``--tried`` entries as changes: ``--flag [value]``, ``remove --flag``,
-    ``NAME=value``, ``pkg==1.2``. A bad entry is an input error naming it."""
-    from agent.flags import parse_fix_item
+    ``NAME=value``, ``pkg==1.2`` (as release ``version`` takes them, when given). A bad entry is
+    an input error naming it."""
+    return tuple(c for item in items for c in _tried_item(item, framework, origin, version))
 
-    out: list[FlagChange] = []
-    for item in items:
-        text = " ".join(item.split())
-        removing = text.lower().startswith("remove ")
-        body = text.split(None, 1)[1] if removing else text
+
+def _tried_item(
+    item: str, framework: str | None, origin: str, version: str | None
+) -> tuple[FlagChange, ...]:
+    from agent.flags import diff_changes, parse_fix_item
+
+    text = " ".join(item.split())
+    removing = text.lower().startswith("remove ")
+    body = text.split(None, 1)[1] if removing else text
+    try:
+        changes = parse_fix_item(body, framework, action="remove" if removing else "add")
+    except CommandParseError:
+        raise InputError(
+            f"{origin} '{item}': not a change; write '--flag value', 'remove --flag', "
+            "NAME=value or pkg==1.2"
+        ) from None
+    if version is None:
+        return changes
+    adds = [c for c in changes if c.action == "add"]
+    removes = [c for c in changes if c.action == "remove"]
+    return diff_changes(
+        None,
+        adds,
+        removes,
+        source_framework=framework,
+        target_framework=framework,
+        target_version=version,
+    )[0]
+
+
+def read_tried(
+    item: str,
+    finding_framework: str | None,
+    framework: str | None,
+    version: str | None = None,
+) -> tuple[FlagChange, ...]:
+    """A case's ``tried_without_effect`` entry as the changes it names, in ``framework``'s
+    terms (and ``version``'s): a flag, variable or pin as written, else the change its prose
+    describes (``disabling CUDA graphs`` is ``--disable-cuda-graph``, see ``tried_phrases`` in
+    ``data/differential.json``); empty when it names none."""
+    from agent.flags import diff
+
+    text = " ".join(item.split())
+    removing = text.lower().startswith("remove ") and " " in text
+    fix = Fix(remove=(text.split(None, 1)[1],)) if removing else Fix(add=(text,))
+    options = {"target_framework": framework, "target_version": version}
+    try:
+        return diff(None, fix, finding_framework=finding_framework, **options)
+    except CommandParseError:
+        pass
+    for phrase in rules().phrases:
+        change = _phrase_change(phrase, text.lower())
+        if change is None:
+            continue
         try:
-            out.extend(parse_fix_item(body, framework, action="remove" if removing else "add"))
+            found = diff(None, Fix(add=(change,)), finding_framework=phrase.framework, **options)
         except CommandParseError:
-            raise InputError(
-                f"{origin} '{item}': not a change; write '--flag value', 'remove --flag', "
-                "NAME=value or pkg==1.2"
-            ) from None
-    return tuple(out)
+            continue
+        if found:
+            return found
+    return ()
+
+
+def _phrase_change(phrase: Phrase, text: str) -> str | None:
+    """The change ``phrase`` reads in ``text``, or None (a ``{value}`` must be a choice of the
+    flag in the phrase's framework)."""
+    from agent.registry import load_registry
+
+    m = phrase.pattern.search(text)
+    if m is None:
+        return None
+    if "{value}" not in phrase.change:
+        return phrase.change
+    value = m.groupdict().get("value")
+    flag = phrase.change.split()[0]
+    spec = load_registry().spec(flag, phrase.framework)
+    if not value or spec is None:
+        return None
+    if spec.choices and value not in spec.choices:
+        return None
+    return phrase.change.replace("{value}", value)
 
 
 @lru_cache(maxsize=4096)
-def _case_tried(finding: Finding, framework: str | None) -> tuple[FlagChange, ...]:
-    """A case's dead ends that parse as changes (prose entries cannot be compared)."""
-    from agent.flags import diff
-
+def _case_tried(
+    finding: Finding, framework: str | None, version: str | None = None
+) -> tuple[FlagChange, ...]:
+    """A case's dead ends as changes (flags as written, prose read through the phrases)."""
     fw = (finding.framework.name or "").lower() or None
-    out: list[FlagChange] = []
-    for item in finding.tried_without_effect:
-        text = " ".join(item.split())
-        fix = (
-            Fix(remove=(text.split(None, 1)[1],))
-            if text.lower().startswith("remove ") and " " in text
-            else Fix(add=(text,))
-        )
-        try:
-            out.extend(diff(None, fix, finding_framework=fw, target_framework=framework))
-        except CommandParseError:
-            continue
-    return tuple(out)
+    return tuple(
+        c for item in finding.tried_without_effect for c in read_tried(item, fw, framework, version)
+    )
 
 
-def _same(a: FlagChange, b: FlagChange, framework: str | None) -> bool:
-    """Does change ``b`` (tried, or a case's fix) do what ``a`` does?"""
+def same_change(a: FlagChange, b: FlagChange, framework: str | None) -> bool:
+    """Does change ``b`` (tried, or a case's fix) do what ``a`` does? Names are compared as
+    settings (a release's older spelling is the same setting), values through the registry."""
     from agent.registry import load_registry
 
-    if a.kind != b.kind or a.name != b.name:
+    if a.kind != b.kind:
+        return False
+    if a.name != b.name and _canonical_name(a, framework) != _canonical_name(b, framework):
         return False
     if a.action == "remove" or b.action == "remove":
         return a.action == b.action
     if a.kind == "flag":
-        return load_registry().same_value(a.name, a.value, b.value, framework)
+        name = _canonical_name(a, framework)
+        return load_registry().same_value(name, a.value, b.value, framework)
     return (a.value or "") == (b.value or "")
+
+
+_same = same_change
+
+
+def _tried_text(change: FlagChange) -> str:
+    text = change.text or (change.name if change.value is None else f"{change.name} {change.value}")
+    return f"remove {text}" if change.action == "remove" else text
+
+
+def tried_list(
+    entries: Sequence[tuple[str, tuple[FlagChange, ...]]], framework: str | None
+) -> tuple[str, ...]:
+    """What was tried, each change once: an entry that names changes is shown as them in the
+    user's terms (``disabling CUDA graphs`` and ``--disable-cuda-graph`` are one line); prose
+    that names none is shown as written."""
+    seen: list[FlagChange] = []
+    out: list[str] = []
+    for text, changes in entries:
+        fresh = [c for c in changes if not any(_same(c, s, framework) for s in seen)]
+        seen += fresh
+        shown = [_tried_text(c) for c in fresh] if changes else [" ".join(text.split())]
+        out += [t for t in shown if t not in out]
+    return tuple(out)
 
 
 # --- evidence and the plan -------------------------------------------------------------------
@@ -362,14 +649,26 @@ class Evidence:
 
 
 @lru_cache(maxsize=4096)
-def _fix_changes(finding: Finding, framework: str | None) -> tuple[FlagChange, ...]:
+def _fix_changes(
+    finding: Finding, framework: str | None, version: str | None = None
+) -> tuple[FlagChange, ...]:
+    """The changes of a case's fix and of its alternatives that are not recorded as
+    unconfirmed, in ``framework``'s terms (and ``version``'s)."""
     from agent.flags import diff
 
     fw = (finding.framework.name or "").lower() or None
     out: list[FlagChange] = []
-    for fix in (finding.fix, *finding.alternatives):
+    for fix in (finding.fix, *(a for a in finding.alternatives if a.confirmed is not False)):
         try:
-            out.extend(diff(None, fix, finding_framework=fw, target_framework=framework))
+            out.extend(
+                diff(
+                    None,
+                    fix,
+                    finding_framework=fw,
+                    target_framework=framework,
+                    target_version=version,
+                )
+            )
         except CommandParseError:
             continue
     return tuple(out)
@@ -382,13 +681,14 @@ def evidence(
     classes: frozenset[str],
     components: frozenset[str],
     framework: str | None,
+    version: str | None = None,
 ) -> Evidence:
     """The recorded cases of the same kind of failure (symptom classes that agree; components
     that overlap when both sides name any) that ``change`` fixed, and those where it was tried
-    without effect."""
+    without effect (in the user's ``framework`` and release ``version``)."""
     from agent.components import of_finding
 
-    touched = components | change_components(change)
+    touched = components | change_components(change, framework)
     fixed: list[str] = []
     failed: list[str] = []
     for f in findings:
@@ -400,10 +700,10 @@ def evidence(
         if (
             f.status in WORKING
             and f.fix.confirmed is not False
-            and any(_same(change, c, framework) for c in _fix_changes(f, framework))
+            and any(_same(change, c, framework) for c in _fix_changes(f, framework, version))
         ):
             fixed.append(f.id)
-        elif any(_same(change, c, framework) for c in _case_tried(f, framework)):
+        elif any(_same(change, c, framework) for c in _case_tried(f, framework, version)):
             failed.append(f.id)
     return Evidence(tuple(fixed), tuple(failed))
 
@@ -424,7 +724,7 @@ def _trait_reason(
     for c in rules().couplings:
         if c.framework and framework and c.framework != framework:
             continue
-        if change.name not in c.flags:
+        if _canonical_name(change, framework) not in c.flags:
             continue
         mine, theirs = c.trait in user.traits, c.trait in working.traits
         if mine == theirs:
@@ -447,6 +747,7 @@ def candidates(
     user_traits: ArchTraits | None,
     working_traits: ArchTraits,
     working_name: str,
+    version: str | None = None,
 ) -> tuple[tuple[Candidate, str | None], ...]:
     """Each behavioural difference with who tried it, the trait that explains it (and its
     coupling id), and the knowledge base's evidence."""
@@ -456,7 +757,14 @@ def candidates(
         coupling, trait = _trait_reason(
             change, framework, user_traits, working_traits, working_name
         )
-        ev = evidence(change, findings, classes=classes, components=components, framework=framework)
+        ev = evidence(
+            change,
+            findings,
+            classes=classes,
+            components=components,
+            framework=framework,
+            version=version,
+        )
         out.append((Candidate(change, by, trait, ev.fixed, ev.failed), coupling))
     return tuple(out)
 
@@ -472,6 +780,7 @@ def evidence_candidates(
     classes: frozenset[str],
     components: frozenset[str],
     framework: str | None,
+    version: str | None = None,
 ) -> tuple[tuple[Candidate, None], ...]:
     """Changes that are no difference from the working command as recorded, yet touch a
     component the working deployment's record names (``components``) and fixed the same kind
@@ -479,7 +788,7 @@ def evidence_candidates(
     cuDNN" without the flag still points at the FP4 GEMM backend that fixed a NaN elsewhere.
     Left out: what the user's command already has, what a diff candidate already covers."""
     from agent.components import label, of_finding
-    from agent.context import sm_similarity
+    from agent.context import sm_of, sm_similarity
     from agent.flags import diff_changes
     from kb.frameworks import normalise_framework
 
@@ -494,29 +803,40 @@ def evidence_candidates(
     for f in findings:
         if f.id in skip or f.status not in WORKING or f.fix.confirmed is False:
             continue
-        if not f.hardware.sm or sm_similarity(ctx.sm, f.hardware.sm) < 1.0:
+        theirs = sm_of(f.hardware.sm, f.hardware.gpu)
+        if not theirs or sm_similarity(ctx.sm, theirs) < 1.0:
             continue
         if M.class_agreement(classes, frozenset(s.cls for s in f.symptoms)) != 1.0:
             continue
-        for change in _fix_changes(f, framework):
-            shared = change_components(change) & wcomps
+        for change in _fix_changes(f, framework, version):
+            shared = change_components(change, framework) & wcomps
             key = (change.kind, change.name, change.value)
             if not shared or change.action == "remove" or key in out:
                 continue
             if (change.kind, change.name) in covered:
                 continue
             needed, _ = diff_changes(
-                ctx.command, [change], source_framework=src, target_framework=dst
+                ctx.command,
+                [change],
+                source_framework=src,
+                target_framework=dst,
+                target_version=version,
             )
             if not needed:
-                continue  # the user's command already has it
+                continue  # the user's command already has it, or its release has no such thing
+            (proposed,) = needed
             ev = evidence(
-                change, findings, classes=classes, components=components, framework=framework
+                proposed,
+                findings,
+                classes=classes,
+                components=components,
+                framework=framework,
+                version=version,
             )
-            by = tuple(dict.fromkeys(who for t, who in tried if _same(change, t, framework)))
+            by = tuple(dict.fromkeys(who for t, who in tried if _same(proposed, t, framework)))
             names = ", ".join(label(c) for c in sorted(shared))
             out[key] = Candidate(
-                change,
+                proposed,
                 by,
                 None,
                 ev.fixed,
@@ -539,7 +859,7 @@ def _direction(c: Candidate, working_id: str) -> str:
     if c.origin != "diff":
         return f"not a difference from {working_id}'s recorded flags"
     if c.change.action == "remove":
-        if c.change.note == UNLISTED:
+        if c.change.note == UNLISTED_EXPLAINED:
             return f"the flags recorded for {working_id} do not include it"
         return f"{working_id} runs without it"
     return f"{working_id} runs with it"
@@ -723,13 +1043,17 @@ def differential(
         return None
     best = proposals[0]
     framework = ctx.command.framework or ctx.framework
-    user_tried = parse_tried(ctx.tried, framework)
+    version = user_release(ctx, framework)
+    ctx, notes = _gpu_from_command(ctx)
+    user_tried = parse_tried(ctx.tried, framework, version=version)
     shared = [best] + [p for p in proposals[1:] if _shares_a_line(p)]
     tried: list[tuple[FlagChange, str]] = [(t, "you") for t in user_tried]
-    tried_text = [*ctx.tried]
+    entries = [(t, _tried_item(t, framework, "--tried", version)) for t in ctx.tried]
     for p in shared:
-        tried += [(t, p.match.finding.id) for t in _case_tried(p.match.finding, framework)]
-        tried_text += [t for t in p.match.finding.tried_without_effect if t not in tried_text]
+        case = p.match.finding
+        tried += [(t, case.id) for t in _case_tried(case, framework, version)]
+        fw = (case.framework.name or "").lower() or None
+        entries += [(t, read_tried(t, fw, framework, version)) for t in case.tried_without_effect]
     from agent.components import from_text, of_finding
 
     components = from_text("\n".join(ln.text for ln in triage.lines)).union(
@@ -755,24 +1079,31 @@ def differential(
         working,
         complete=against.provenance != "flags",
         working_framework=(against.finding.framework.name or "").lower() or None,
+        checkpoint=checkpoint_format(ctx),
+        version=version,
     )
-    notes = list(cd.notes)
+    notes += cd.notes
     if against.provenance == "flags":
         notes.append(
             f"{against.finding.id} records its flags, not a full command: a flag of yours that "
-            "they do not list may have been set there too"
+            "they do not list may have been set there too (listed as unknown, not tried, unless "
+            "an architecture-trait difference explains it)"
         )
+    working_traits = finding_traits(against.finding, traits_of)
+    working_name = against.finding.model or against.finding.id
+    explained, unlisted = _explained(cd.unlisted, framework, ctx.arch, working_traits, working_name)
     classes = _classes(triage, best.match.finding)
     cands = candidates(
-        cd.behavioural,
+        cd.behavioural + explained,
         tried=tried,
         findings=findings,
         classes=classes,
         components=components,
         framework=framework,
         user_traits=ctx.arch,
-        working_traits=traits_of(against.finding),
-        working_name=against.finding.model or against.finding.id,
+        working_traits=working_traits,
+        working_name=working_name,
+        version=version,
     )
     cands += evidence_candidates(
         ctx,
@@ -784,6 +1115,7 @@ def differential(
         classes=classes,
         components=components,
         framework=framework,
+        version=version,
     )
     plan = _with_commands(
         ctx.command,
@@ -799,7 +1131,57 @@ def differential(
         descriptive=cd.descriptive,
         candidates=tuple(c for c, _ in cands),
         plan=plan,
-        tried=tuple(dict.fromkeys(tried_text)),
+        tried=tried_list(entries, framework),
         notes=tuple(notes),
         others=tuple(w for w in near if w is not against),
+        unlisted=unlisted,
     )
+
+
+def _explained(
+    unlisted: Sequence[FlagChange],
+    framework: str | None,
+    user: ArchTraits | None,
+    working: ArchTraits,
+    working_name: str,
+) -> tuple[tuple[FlagChange, ...], tuple[FlagChange, ...]]:
+    """The user's settings a record of flags does not list, split: those an architecture-trait
+    difference explains (removals worth trying: a DSA model's FP8 KV cache against a working
+    model without DSA) and the rest, which stay unknown."""
+    explained: list[FlagChange] = []
+    rest: list[FlagChange] = []
+    for c in unlisted:
+        coupling, _ = _trait_reason(c, framework, user, working, working_name)
+        if coupling:
+            explained.append(replace(c, action="remove", note=UNLISTED_EXPLAINED))
+        else:
+            rest.append(c)
+    return tuple(explained), tuple(rest)
+
+
+def user_release(ctx: QueryContext, framework: str | None) -> str | None:
+    """The release of the user's framework the registry checks against (None: no version, a
+    version that is no release, or a version given for another framework)."""
+    from agent.registry import load_registry
+    from kb.frameworks import normalise_framework
+
+    if not ctx.framework_version or not framework:
+        return None
+    if ctx.framework and normalise_framework(ctx.framework) != normalise_framework(framework):
+        return None
+    release = load_registry().release(framework, ctx.framework_version)
+    return release.version if release is not None else None
+
+
+def _gpu_from_command(ctx: QueryContext) -> tuple[QueryContext, list[str]]:
+    """The context with the GPU the command names (a served name, an image tag, a path) when
+    neither the options nor the text gave one, and the note saying so."""
+    if ctx.sm or ctx.command is None or not ctx.command.raw:
+        return ctx, []
+    from agent.prose import read_context
+
+    found = read_context(ctx.command.raw)
+    if not found.sm:
+        return ctx, []
+    named = found.gpu or found.sm
+    return replace(ctx, gpu=found.gpu, sm=found.sm), [f"GPU read from your command: {named}"]

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kb.errors import ConfigFetchError, ModelNotFoundError
+from kb.errors import ConfigFetchError, HubOfflineError, ModelNotFoundError
 
 if TYPE_CHECKING:  # httpx is imported where a request is made, not at CLI start-up
     import httpx
@@ -40,7 +40,7 @@ __all__ = [
 
 DEFAULT_HF_ENDPOINT = "https://huggingface.co"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+$")
-_FALLBACK = "pass a local model directory or --arch"
+FALLBACK = "pass a local model directory or --arch"  # what to do when config.json is unreadable
 
 
 def default_cache_dir(env: Mapping[str, str] = os.environ) -> Path:
@@ -149,16 +149,16 @@ def load_model_config(
     if local.is_dir():
         config = local / "config.json"
         if not config.is_file():
-            raise ConfigFetchError(f"{local}: no config.json in this directory; {_FALLBACK}")
+            raise ConfigFetchError(f"{local}: no config.json in this directory; {FALLBACK}")
         return _read_json_file(config)
     if local.is_file():
         return _read_json_file(local)
     if _looks_like_path(model):
-        raise ConfigFetchError(f"{model}: no such file or directory; {_FALLBACK}")
+        raise ConfigFetchError(f"{model}: no such file or directory; {FALLBACK}")
     if not is_hub_id(model):
         raise ConfigFetchError(
             f"model '{model}': not a local directory or a Hugging Face id like 'org/name'; "
-            f"{_FALLBACK}"
+            f"{FALLBACK}"
         )
 
     endpoint = (env.get("HF_ENDPOINT") or DEFAULT_HF_ENDPOINT).rstrip("/")
@@ -167,8 +167,8 @@ def load_model_config(
     if cached is not None:
         return cached
     if (env.get("HF_HUB_OFFLINE") or "").strip().lower() in ("1", "true", "yes", "on"):
-        raise ConfigFetchError(
-            f"HF_HUB_OFFLINE is set and config.json for '{model}' is not cached; {_FALLBACK}"
+        raise HubOfflineError(
+            f"HF_HUB_OFFLINE is set and config.json for '{model}' is not cached; {FALLBACK}"
         )
 
     data = _fetch_hub_config(model, endpoint, client=client, timeout=timeout, env=env)
@@ -198,12 +198,12 @@ def _fetch_hub_config(
     except httpx.TimeoutException as exc:
         raise ConfigFetchError(
             f"timed out after {timeout} s fetching config.json for '{model}' from {endpoint}; "
-            f"{_FALLBACK}"
+            f"{FALLBACK}"
         ) from exc
     except httpx.TransportError as exc:
         raise ConfigFetchError(
             f"cannot reach {endpoint} to fetch config.json for '{model}' "
-            f"({type(exc).__name__}); {_FALLBACK}"
+            f"({type(exc).__name__}); {FALLBACK}"
         ) from exc
     finally:
         if own:
@@ -222,7 +222,7 @@ def _fetch_hub_config(
             if token:
                 hint = "the HF_TOKEN given has no access; accept the model's terms on its page"
             raise ConfigFetchError(
-                f"model '{model}' on {endpoint} is gated (HTTP {status}); {hint}, or {_FALLBACK}"
+                f"model '{model}' on {endpoint} is gated (HTTP {status}); {hint}, or {FALLBACK}"
             )
         hint = (
             "HF_TOKEN was rejected; check it"
@@ -234,18 +234,17 @@ def _fetch_hub_config(
         )
     if status != 200:
         raise ConfigFetchError(
-            f"fetching config.json for '{model}' from {endpoint} failed (HTTP {status}); "
-            f"{_FALLBACK}"
+            f"fetching config.json for '{model}' from {endpoint} failed (HTTP {status}); {FALLBACK}"
         )
     try:
         data = response.json()
     except ValueError as exc:
         raise ConfigFetchError(
-            f"config.json for '{model}' from {endpoint} is not valid JSON; {_FALLBACK}"
+            f"config.json for '{model}' from {endpoint} is not valid JSON; {FALLBACK}"
         ) from exc
     if not isinstance(data, dict):
         raise ConfigFetchError(
-            f"config.json for '{model}' from {endpoint} is not a JSON object; {_FALLBACK}"
+            f"config.json for '{model}' from {endpoint} is not a JSON object; {FALLBACK}"
         )
     return data
 

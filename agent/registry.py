@@ -38,6 +38,9 @@ def bool_literal(text: str | None) -> bool | None:
 
 DISPLAY = {"sglang": "SGLang", "vllm": "vLLM", "tensorrt-llm": "TensorRT-LLM"}
 _VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)((?:\.?(?:post|rc|a|b|dev)\d*)*)(?:[+-].*)?$")
+# what follows the number of a development or local build (setuptools-scm: "0.1.dev20051+g487ecf1",
+# "0.11.2.dev340+ge5a621b72", "0.5.9+g1a2b3c4"): not a release, whatever its number says
+_DEV_BUILD = re.compile(r"(?:\.?(?:rc|a|b)\d+)?(?:\.?dev\d*|\+g[0-9a-f]{4,})", re.I)
 
 
 def version_tuple(text: str) -> tuple[int, ...] | None:
@@ -447,15 +450,16 @@ class Registry:
                 fw, None, f"{shown} version unknown: flags not checked against a release"
             )
         first = re.match(r"\s*(?:>=|≥)?\s*v?(\d+(?:\.\d+)+)", version)  # ">=0.18.0": the oldest
-        want = version_tuple(first.group(1)) if first else None  # "0.25.1, torch 2.11"
-        if want is None:  # "patched vLLM 0.28.0", "lmsysorg/sglang:v0.5.9", "vllm v0.17.1 in ..."
-            m = re.search(
+        if first is None:  # "patched vLLM 0.28.0", "lmsysorg/sglang:v0.5.9", "vllm v0.17.1 in ..."
+            first = re.search(
                 r"(?:sglang|vllm|tensorrt-llm|trt-?llm|vllm/vllm-openai(?:-rocm)?)"
                 r"[\s:=@-]*v?(\d+(?:\.\d+)+)",
                 version,
                 re.I,
             )
-            want = version_tuple(m.group(1)) if m else None
+        # "0.25.1, torch 2.11": the first number; "0.1.dev20051+g487ecf1": a build, no release
+        dev = first is not None and _DEV_BUILD.match(version[first.end() :])
+        want = version_tuple(first.group(1)) if first and not dev else None
         if want is None:
             return Release(
                 fw,
@@ -603,7 +607,7 @@ class Registry:
             return (VersionIssue("missing", f"{why}; {shown} does not accept {written}"),)
         out: list[VersionIssue] = []
         if not self.accepts(written, fw, version):
-            out.append(VersionIssue("renamed", f"{shown} spells {written} as {here}", here))
+            out.append(VersionIssue("renamed", self._respelled(written, here, fw, version), here))
         choices = self.choices_in(written, fw, version)
         if value is not None and choices:
             fixed = self.value_in(written, value, fw, version)
@@ -616,6 +620,29 @@ class Registry:
                     )
                 )
         return tuple(out)
+
+    def _respelled(self, written: str, here: str, fw: str, version: str) -> str:
+        """Why release ``version`` wants ``here`` for ``written``: the spelling was removed before
+        it, or comes only later, or the release merely prefers the other one."""
+        shown_fw = DISPLAY.get(fw, fw)
+        entry = self._spellings[fw].get(_key(written).split(".", 1)[0])
+        runs = entry.get("versions") if entry else None
+        if runs:
+            last, first = runs[-1][1], runs[0][0]
+            if version_tuple(last) < version_tuple(version):  # type: ignore[operator]
+                removed = entry.get("removed_in") or self._after(fw, last) or version  # type: ignore[union-attr]
+                return f"{written} was removed in {shown_fw} {removed}; use {here}"
+            if version_tuple(first) > version_tuple(version):  # type: ignore[operator]
+                return (
+                    f"{written} first appears in {shown_fw} {first}; {shown_fw} {version} "
+                    f"spells it {here}"
+                )
+        return f"{shown_fw} {version} spells {written} as {here}"
+
+    def _after(self, fw: str, version: str) -> str | None:
+        """The release read after ``version``."""
+        known = self.versions(fw)
+        return known[known.index(version) + 1] if version in known[:-1] else None
 
     # --- environment variables, packages, images ---------------------------------------------
 
@@ -641,6 +668,74 @@ class Registry:
                 return fw
             if any(name.startswith(p) for p in block.get("env_prefixes", ())):
                 return fw
+        return None
+
+    def env_in(self, name: str, framework: str | None, version: str) -> bool | None:
+        """Whether release ``version`` of ``framework`` reads the variable; None when the
+        registry cannot tell (a variable of another framework or of none, one it knows no
+        releases of, a release it read no variables of)."""
+        fw = self._fwname(framework)
+        if fw is None or not _in_ranges(version, self._fw[fw].get("env_read_from") or []):
+            return None
+        entry = _env_vars(self._fw[fw]).get(self.canonical_env(name, fw))
+        if not entry or not entry.get("versions"):
+            return None
+        return _in_ranges(version, entry["versions"])
+
+    def env_counterpart(
+        self, name: str, value: str | None, framework: str | None, version: str
+    ) -> Equivalent | None:
+        """For a variable that release ``version`` no longer reads, the flag that replaced it
+        there (``VLLM_ATTENTION_BACKEND=X`` -> ``--attention-backend X``), with a note; None
+        when none is known or that release lacks the flag too."""
+        fw = self._fwname(framework)
+        if fw is None:
+            return None
+        canon_env = self.canonical_env(name, fw)
+        entry = _env_vars(self._fw[fw]).get(canon_env) or {}
+        flag, _, fixed = str(entry.get("replaced_by_flag") or "").partition(" ")
+        if not flag or self.spelling_in(flag, fw, version) is None:
+            return None
+        if fixed and bool_literal(value) is False:
+            return None  # the variable turned the setting off: the flag's default
+        out = fixed or (entry.get("flag_values") or {}).get(value or "", value)
+        shown_fw = DISPLAY.get(fw, fw)
+        gone = (
+            f"was removed in {shown_fw} {entry['removed_in']}"
+            if entry.get("removed_in")
+            else f"is not read by {shown_fw} {version}"
+        )
+        note = f"{canon_env} {gone}; {shown_fw} {version} takes {flag} instead"
+        return Equivalent("flag", self.canonical(flag, fw), out or None, note)
+
+    def flag_env_counterpart(
+        self, name: str, value: str | None, framework: str | None, version: str
+    ) -> Equivalent | None:
+        """For a flag that release ``version`` does not have yet, the variable that release
+        reads for the same setting (SGLang 0.5.7: ``--fp4-gemm-backend flashinfer_cudnn`` ->
+        ``SGLANG_FLASHINFER_FP4_GEMM_BACKEND=cudnn``), with a note; None when none is known."""
+        fw = self._fwname(framework)
+        canon, _ = self._resolve(name, fw)
+        if fw is None or canon is None:
+            return None
+        for env, entry in _env_vars(self._fw[fw]).items():
+            flag, _, fixed = str(entry.get("replaced_by_flag") or "").partition(" ")
+            if not flag or self.canonical(flag, fw) != canon:
+                continue
+            if not entry.get("versions") or not _in_ranges(version, entry["versions"]):
+                continue
+            if fixed:
+                if not self.same_value(canon, fixed, value, fw):
+                    continue
+                out: str | None = "1"
+            else:
+                values = entry.get("flag_values") or {}
+                back = [k for k, v in values.items() if self.same_value(canon, v, value, fw)]
+                if values and not back:
+                    continue
+                out = back[0] if back else value
+            shown = f"{DISPLAY.get(fw, fw)} {version}"
+            return Equivalent("env", env, out, f"{shown} reads {env} instead")
         return None
 
     def is_known_env(self, name: str, framework: str | None = None) -> bool:

@@ -66,6 +66,7 @@ def draft_from_ask(data: Any, origin: str) -> Draft:
         architecture=text(ctx.get("architecture")),
         quantization=text(ctx.get("quantization")),
         gpu=text(ctx.get("gpu")),
+        gpu_count=_gpu_count(ctx),
         sm=text(ctx.get("sm")),
         framework=text(ctx.get("framework")),
         framework_version=text(ctx.get("framework_version")),
@@ -73,6 +74,25 @@ def draft_from_ask(data: Any, origin: str) -> Draft:
         fix=fix,
         related=related,
     )
+
+
+def _gpu_count(ctx: Mapping[str, Any]) -> int | None:
+    """The GPUs in use: the answer's ``gpu_count`` (``--gpu "8x ..."``), else the
+    tensor-parallel size of its command, as ``add --failing-cmd`` reads it."""
+    count = ctx.get("gpu_count")
+    if isinstance(count, int) and not isinstance(count, bool) and count > 0:
+        return count
+    command = ctx.get("command")
+    if not isinstance(command, str) or not command.strip():
+        return None
+    from agent.fixes import draft_from_command
+    from agent.flags import parse_command
+    from kb.errors import CommandParseError
+
+    try:
+        return draft_from_command(parse_command(command)).gpu_count
+    except CommandParseError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -136,6 +156,9 @@ def draft_from_plan(
     diff = data.get("differential") or {}
     prior = tuple(t for t in data.get("tried") or [] if isinstance(t, str) and t.strip())
     tried = tuple(change_as_tried(c) for s in before for c in s.changes)
+    if chosen is not None:  # a change of the step that fixed it is in the fix, not a dead end
+        prior = _not_in(prior, chosen.changes, ctx)
+        tried = _not_in(tried, chosen.changes, ctx)
     against = diff.get("against") if isinstance(diff.get("against"), str) else None
     failing = ctx.get("command") if isinstance(ctx.get("command"), str) else None
     return Draft(
@@ -145,6 +168,33 @@ def draft_from_plan(
         working_command=chosen.command if chosen else None,
         related=(against,) if against and ID_RE.match(against) else (),
     )
+
+
+def _not_in(
+    tried: tuple[str, ...], fix: tuple[FlagChange, ...], ctx: Mapping[str, Any]
+) -> tuple[str, ...]:
+    """The ``tried`` entries that are not one of the ``fix``'s changes."""
+    from agent.differential import parse_tried, same_change
+    from kb.frameworks import normalise_framework
+
+    framework = normalise_framework(ctx.get("framework"))
+    if framework is None and isinstance(ctx.get("command"), str):
+        from agent.flags import parse_command
+        from kb.errors import CommandParseError
+
+        try:
+            framework = parse_command(ctx["command"]).framework
+        except CommandParseError:
+            pass
+    out = []
+    for item in tried:
+        try:
+            changes = parse_tried((item,), framework)
+        except InputError:
+            changes = ()  # prose: kept as written
+        if not changes or not all(any(same_change(c, f, framework) for f in fix) for c in changes):
+            out.append(item)
+    return tuple(out)
 
 
 def apply_fixed_by(

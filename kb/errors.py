@@ -61,6 +61,11 @@ class ConfigFetchError(DeployKBError):
     exit_code = 4
 
 
+class HubOfflineError(ConfigFetchError):
+    """HF_HUB_OFFLINE is set and the model's config.json is not cached: the user's choice, not a
+    failure."""
+
+
 class ModelNotFoundError(ConfigFetchError):
     """The Hub answered that the model (or its config.json) does not exist: bad input, not a
     network failure."""

@@ -203,6 +203,7 @@ class QueryContext:
     framework_version: str | None = None
     command: LaunchConfig | None = None
     tried: tuple[str, ...] = ()  # what the user already tried without effect (--tried), as written
+    gpu_count: int | None = None  # GPUs in use, when the options say (``--gpu "8x B200"``)
 
 
 @dataclass(frozen=True)
@@ -251,6 +252,7 @@ class Proposal:
     not_carried: tuple[
         str, ...
     ] = ()  # parts of the case's fix with no equivalent in your framework
+    already_tried: tuple[FlagChange, ...] = ()  # its changes you passed with --tried (no effect)
 
 
 @dataclass(frozen=True)
@@ -298,6 +300,8 @@ class Differential:
     tried: tuple[str, ...] = ()  # the user's and the matched cases' dead ends, merged
     notes: tuple[str, ...] = ()  # what could not be compared
     others: tuple[WorkingDeployment, ...] = ()  # the next nearest working deployments
+    # your flags and variables a record of flags (not a command) does not list: unknown, not tried
+    unlisted: tuple[FlagChange, ...] = ()
 
 
 @dataclass(frozen=True)

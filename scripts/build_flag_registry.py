@@ -300,10 +300,14 @@ def _attach_facts(fw: str, block: dict, facts: dict) -> None:
         envs.setdefault(old, {"versions": []}).update(
             renamed_to=new, doc=f"deprecated name of {new}"
         )
-    for old, flag in facts.get("env_replaced_by_flag", {}).items():
-        envs.setdefault(old, {"versions": []}).update(
-            replaced_by_flag=flag, doc=f"deprecated: use {flag}"
-        )
+    for old, fact in facts.get("env_replaced_by_flag", {}).items():
+        flag = fact["flag"] if isinstance(fact, dict) else fact  # {flag, values, source}
+        entry = envs.setdefault(old, {"versions": []})
+        entry["replaced_by_flag"] = flag
+        if old not in facts.get("env_docs", {}):  # a hand-written description stays
+            entry["doc"] = f"deprecated: use {flag}"
+        if isinstance(fact, dict) and fact.get("values"):
+            entry["flag_values"] = fact["values"]  # the variable's value -> the flag's
     for name in facts.get("unregistered", {}):
         if name in index:
             raise BuildError(

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from agent.answer import build_context, propose
 from agent.cli import app
-from agent.flags import apply_changes, diff, parse_command
+from agent.flags import apply_changes, diff, diff_with_notes, parse_command
 from agent.registry import load_registry
 from kb.parse import parse_text
 from kb.records import Fix, Match, QueryContext
@@ -88,6 +88,17 @@ def test_what_the_generator_reads_from_the_extract() -> None:
     assert vllm["--port"]["versions"] == [["0.13.0", "0.13.0"]]  # the frontend fields loop
     assert data["frameworks"]["vllm"]["env"]["VLLM_NVFP4_GEMM_BACKEND"] == {
         "versions": [["0.13.0", "0.13.0"]]
+    }
+    # a variable a flag replaced: the flag, and the flag's value for each of the variable's
+    # (a hand-written description stays)
+    sglang_env = data["frameworks"]["sglang"]["env"]
+    assert sglang_env["SGLANG_FLASHINFER_FP4_GEMM_BACKEND"]["flag_values"] == {
+        "cudnn": "flashinfer_cudnn"
+    }
+    assert data["frameworks"]["vllm"]["env"]["VLLM_ATTENTION_BACKEND"] == {
+        "versions": [["0.10.2", "0.13.0"]],
+        "doc": "Attention backend by name.",
+        "replaced_by_flag": "--attention-backend",
     }
     assert data["_provenance"]["vllm"][1]["sha256"].startswith("12b3d0a3")
 
@@ -201,6 +212,19 @@ def test_describe_names_the_releases(reg) -> None:
             "SGLang 0.2.15 is older than the oldest release the flag registry read "
             "(0.4.7): flags not checked",
         ),
+        (  # a build from a checkout without tags, whatever its number says
+            "0.1.dev20051+g487ecf187",
+            None,
+            "SGLang 0.1.dev20051+g487ecf187 is not a release number: flags not checked against "
+            "a release",
+        ),
+        (
+            "0.5.10.dev340+ge5a621b72",
+            None,
+            "SGLang 0.5.10.dev340+ge5a621b72 is not a release number: flags not checked against "
+            "a release",
+        ),
+        ("0.5.9.post1", "0.5.9", None),  # a post release is its release
     ],
 )
 def test_release_of_a_written_version(reg, written, version, note) -> None:
@@ -251,6 +275,17 @@ def test_version_issues(reg) -> None:
         "flashinfer_cudnn, flashinfer_cutlass, flashinfer_trtllm)"
     )
     assert reg.version_issues("--fp4-gemm-backend", "cutlass", "sglang", "0.5.12") == ()
+    # a spelling that is gone is removed, not renamed; one that comes later, not yet there
+    (removed,) = reg.version_issues("--cuda-graph-max-bs", "8", "sglang", "0.5.22")
+    assert (removed.kind, removed.message) == (
+        "renamed",
+        "--cuda-graph-max-bs was removed in SGLang 0.5.20; use --cuda-graph-max-bs-decode",
+    )
+    (later,) = reg.version_issues("--cuda-graph-max-bs-decode", "8", "sglang", "0.5.9")
+    assert later.message == (
+        "--cuda-graph-max-bs-decode first appears in SGLang 0.5.14; SGLang 0.5.9 spells it "
+        "--cuda-graph-max-bs"
+    )
 
 
 # --- the flag diff for a release -------------------------------------------------------------
@@ -265,7 +300,8 @@ def test_diff_spells_flags_and_values_for_the_release() -> None:
     assert [(c.text, c.note) for c in changes] == [
         (
             "--cuda-graph-max-bs 16",
-            "SGLang 0.5.9 spells --cuda-graph-max-bs-decode as --cuda-graph-max-bs",
+            "--cuda-graph-max-bs-decode first appears in SGLang 0.5.14; SGLang 0.5.9 spells it "
+            "--cuda-graph-max-bs",
         ),
         ("--attention-backend nsa", "dsa is nsa in sglang 0.5.9"),
         ("--enable-nan-detection", None),
@@ -274,15 +310,15 @@ def test_diff_spells_flags_and_values_for_the_release() -> None:
         "python -m sglang.launch_server --model-path m --tp 8 --cuda-graph-max-bs 16 "
         "--attention-backend nsa --enable-nan-detection"
     )
-    later = diff(cmd, fix, finding_framework="sglang", target_version="0.5.23")
-    assert [c.text for c in later][:2] == [
-        "--cuda-graph-max-bs-decode 16",
-        "--attention-backend dsa",
-    ]
-    assert later[2].note == (
-        "warning: --enable-nan-detection is not in SGLang 0.5.23 (last in 0.5.12); SGLang "
-        "0.5.23 does not accept --enable-nan-detection"
+    # a flag the release no longer has is left out of the corrected command, and a note says why
+    later, notes = diff_with_notes(cmd, fix, finding_framework="sglang", target_version="0.5.23")
+    assert [c.text for c in later] == ["--cuda-graph-max-bs-decode 16", "--attention-backend dsa"]
+    assert notes == (
+        "dropped: --enable-nan-detection: --enable-nan-detection is not in SGLang 0.5.23 (last "
+        "in 0.5.12); SGLang 0.5.23 does not accept --enable-nan-detection, and no setting of "
+        "SGLang 0.5.23 is known to do the same",
     )
+    assert "--enable-nan-detection" not in apply_changes(cmd, later)
 
 
 def test_equivalents_follow_the_target_release_and_carry_their_caveat() -> None:
@@ -328,15 +364,18 @@ def test_qwen_seed_on_sglang_059_gets_flags_059_accepts(reg) -> None:
     )
 
 
-def test_qwen_seed_on_an_older_release_warns() -> None:
+def test_qwen_seed_on_an_older_release_gets_the_variable_that_release_reads() -> None:
     ctx = QueryContext(
         framework="sglang", framework_version="0.5.7", command=parse_command(QWEN_CMD)
     )
     p = propose(Match(_qwen_finding(), 1.0), ctx, "0.5.7")
+    assert p.changes[1].text == "SGLANG_FLASHINFER_FP4_GEMM_BACKEND=cudnn"
     assert p.changes[1].note.endswith(
-        "warning: --fp4-gemm-backend first appears in SGLang 0.5.8; SGLang 0.5.7 does not "
-        "accept --fp4-gemm-backend"
+        "--fp4-gemm-backend first appears in SGLang 0.5.8; SGLang 0.5.7 reads "
+        "SGLANG_FLASHINFER_FP4_GEMM_BACKEND instead"
     )
+    assert p.command.startswith("SGLANG_FLASHINFER_FP4_GEMM_BACKEND=cudnn python -m sglang")
+    assert "--fp4-gemm-backend" not in p.command
 
 
 def test_version_from_the_server_and_from_installed_package(monkeypatch) -> None:
@@ -426,8 +465,8 @@ def test_a_spelling_the_users_release_no_longer_accepts_is_corrected() -> None:
     (ch,) = diff(cmd, fix, finding_framework="sglang", target_version="0.5.23")
     assert (ch.action, ch.note) == (
         "change",
-        "your command spells it --cuda-graph-max-bs: SGLang 0.5.23 spells --cuda-graph-max-bs "
-        "as --cuda-graph-max-bs-decode",
+        "your command spells it --cuda-graph-max-bs: --cuda-graph-max-bs was removed in SGLang "
+        "0.5.20; use --cuda-graph-max-bs-decode",
     )
     assert apply_changes(cmd, (ch,)) == (
         "python -m sglang.launch_server --model-path m --cuda-graph-max-bs-decode 16"
@@ -454,4 +493,143 @@ def test_a_release_that_loses_its_argument_files_stops_the_build(tmp_path, capsy
     assert code == 2
     assert capsys.readouterr().err == (
         "Error: vllm 0.13.0 has 3 flags, 0.10.2 9: did the argument files move? (KEEP patterns)\n"
+    )
+
+
+# --- what the corrected command proposes for the user's release (tests/fixtures/releases) ----
+
+RELEASES = Path(__file__).parent / "fixtures" / "releases"
+SPARSE_CMD = "python -m sglang.launch_server --model-path example/Sparse-MoE-NVFP4 --tp 8"
+
+
+def _case(name: str):
+    path = RELEASES / f"{name}.md"
+    return parse_text(path.read_text(encoding="utf-8"), str(path)).findings[0]
+
+
+def _proposed(case: str, framework: str, cmd: str):
+    ctx = build_context(framework=framework, cmd=cmd, detect=False, warnings=[])
+    return propose(
+        Match(_case(case), 1.0), ctx, load_registry().release(*framework.split()).version
+    )
+
+
+def test_a_flag_the_release_lacks_becomes_the_variable_it_reads():
+    p = _proposed("sparse-moe-nvfp4-sm120-nan-fp4-gemm", "sglang 0.5.7", SPARSE_CMD)
+    ((kind, text),) = [(c.kind, c.text) for c in p.changes]
+    assert (kind, text) == ("env", "SGLANG_FLASHINFER_FP4_GEMM_BACKEND=cudnn")
+    assert p.command == "SGLANG_FLASHINFER_FP4_GEMM_BACKEND=cudnn " + SPARSE_CMD
+
+
+def test_a_flag_no_setting_of_the_release_replaces_is_left_out_and_said():
+    p = _proposed("sparse-moe-nvfp4-sm120-nan-fp4-gemm", "sglang 0.5.4", SPARSE_CMD)
+    assert p.changes == () and p.command == SPARSE_CMD
+    assert p.not_carried == (
+        "dropped: --fp4-gemm-backend flashinfer_cudnn: --fp4-gemm-backend first appears in "
+        "SGLang 0.5.8; SGLang 0.5.4 does not accept --fp4-gemm-backend, and no setting of "
+        "SGLang 0.5.4 is known to do the same",
+    )
+
+
+def test_a_variable_the_release_no_longer_reads_becomes_the_flag_that_replaced_it():
+    cmd = "vllm serve example/MLA-MoE-FP4 --tensor-parallel-size 4"
+    p = _proposed("mla-moe-fp4-b200-cutlass-mla-env", "vllm 0.28.0", cmd)
+    (change,) = p.changes
+    assert (change.kind, change.text) == ("flag", "--attention-backend CUTLASS_MLA")
+    assert change.note == (
+        "VLLM_ATTENTION_BACKEND was removed in vLLM 0.15.1; vLLM 0.28.0 takes "
+        "--attention-backend instead; CUTLASS_MLA_VLLM_V1 is CUTLASS_MLA in vllm 0.28.0"
+    )
+    assert p.command == cmd + " --attention-backend CUTLASS_MLA"
+    assert "VLLM_ATTENTION_BACKEND" not in p.command
+    # a release that still reads the variable gets it as recorded
+    (kept,) = _proposed("mla-moe-fp4-b200-cutlass-mla-env", "vllm 0.11.2", cmd).changes
+    assert kept.text == "VLLM_ATTENTION_BACKEND=CUTLASS_MLA_VLLM_V1"
+
+
+@pytest.mark.parametrize(
+    ("version", "text"),
+    [
+        ("0.28.0", "--linear-backend flashinfer_cudnn"),
+        ("0.20.2", "VLLM_NVFP4_GEMM_BACKEND=flashinfer-cudnn"),
+    ],
+)
+def test_an_sglang_fp4_gemm_fix_on_vllm_names_the_releases_setting(version, text):
+    cmd = "vllm serve example/Sparse-MoE-NVFP4 --tensor-parallel-size 8"
+    p = _proposed("sparse-moe-nvfp4-sm120-nan-fp4-gemm", f"vllm {version}", cmd)
+    ((shown, note),) = [(c.text, c.note) for c in p.changes]
+    assert shown == text and p.not_carried == ()
+    assert note.startswith("translated from sglang --fp4-gemm-backend flashinfer_cudnn (")
+    if version == "0.28.0":
+        assert "every quantized linear layer" in note  # the caveat of the approximation
+
+
+def test_the_linear_backend_equivalent_is_scoped_to_the_releases_that_have_it(reg) -> None:
+    found = reg.equivalent(
+        "--fp4-gemm-backend", "flashinfer_cudnn", "sglang", "vllm", target_version="0.28.0"
+    )
+    assert (found.kind, found.name, found.value) == ("flag", "--linear-backend", "flashinfer_cudnn")
+    first = reg.first_release("--linear-backend", "vllm")
+    assert first == "0.22.1"
+    before = reg.equivalent(
+        "--fp4-gemm-backend", "flashinfer_cudnn", "sglang", "vllm", target_version="0.21.0"
+    )
+    assert before.name == "VLLM_NVFP4_GEMM_BACKEND"
+    assert (
+        reg.equivalent(
+            "--fp4-gemm-backend", "flashinfer_cudnn", "sglang", "vllm", target_version="0.9.2"
+        )
+        is None
+    )
+
+
+# --- lint: a removed spelling, a development build ------------------------------------------
+
+VLLM_FINDING = """\
+---
+id: x
+title: "a vLLM finding"
+status: works-with-flags
+framework:
+  name: vllm
+  version: "{version}"
+symptoms:
+  - class: hang
+    text: "graph capture hangs"
+fix:
+  add:
+    - --cuda-graph-sizes 8
+sources:
+  - https://github.com/vllm-project/vllm/issues/1
+---
+
+## Root cause
+
+Too many graph sizes.
+"""
+
+
+def _lint_vllm(tmp_path, monkeypatch, version: str):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "findings").mkdir(exist_ok=True)
+    (tmp_path / "findings" / "x.md").write_text(VLLM_FINDING.format(version=version))
+    return CliRunner().invoke(app, ["lint", "findings", "--strict"], catch_exceptions=False)
+
+
+def test_lint_says_a_removed_spelling_is_removed_not_renamed(tmp_path, monkeypatch) -> None:
+    result = _lint_vllm(tmp_path, monkeypatch, "0.13.0")
+    assert result.stdout.splitlines() == [
+        "findings/x.md:13: warning: flag '--cuda-graph-sizes': --cuda-graph-sizes was removed in "
+        "vLLM 0.13.0; use --cudagraph-capture-sizes (framework.version: 0.13.0)"
+    ]
+    assert _lint_vllm(tmp_path, monkeypatch, "0.12.0").stdout == ""  # a deprecated alias there
+
+
+def test_lint_does_not_check_a_development_build(tmp_path, monkeypatch) -> None:
+    result = _lint_vllm(tmp_path, monkeypatch, "0.1.dev20051+g487ecf187 (main, 2026-08-25)")
+    assert result.exit_code == 0 and result.stdout == ""
+    assert (
+        "findings/x.md:7: note: 1 flag(s) not checked against a release: vLLM 0.1.dev20051"
+        "+g487ecf187 (main, 2026-08-25) is not a release number: flags not checked against a "
+        "release" in result.stderr
     )

@@ -48,7 +48,11 @@ def proposal_dict(p: Proposal) -> dict:
         "path": f.path,
         "root_cause": unwrap(f.root_cause) if f.root_cause else None,
         "changes": [change_dict(c) for c in p.changes],
+        "confirmed": f.fix.confirmed is not False,
+        "fix_note": f.fix.note,
         "alternatives": [[change_dict(c) for c in alt] for alt in p.alternatives],
+        "alternatives_confirmed": [alt.confirmed is not False for alt in f.alternatives],
+        "already_tried": [c.text or c.name for c in p.already_tried],
         "translated_from": p.translated_from,
         "tried_without_effect": list(f.tried_without_effect),
         "tried_without_effect_in_your_command": list(p.dead_ends_in_command),
@@ -82,6 +86,7 @@ def answer_dict(a: Answer) -> dict:
             "sm": ctx.sm,
             "framework": ctx.framework,
             "framework_version": ctx.framework_version,
+            "gpu_count": ctx.gpu_count,
             "command": _redacted(ctx.command.raw) if ctx.command and ctx.command.raw else None,
         },
         "warnings": list(a.warnings),
@@ -120,6 +125,7 @@ def differential_dict(d: Differential) -> dict:
         "reasons": list(d.against.reasons),
         "deployment": deployment_dict(d.against),
         "descriptive": [change_dict(c) for c in d.descriptive],
+        "unlisted": [change_dict(c) for c in d.unlisted],
         "candidates": [
             {
                 **change_dict(c.change),
@@ -242,12 +248,13 @@ def _best_head(a: Answer, best: Proposal) -> list:
 
 
 def _what_to_change(a: Answer, best: Proposal) -> list:
-    """The changes the best match implies for the user's command, and its alternatives."""
+    """The changes the best match implies for the user's command, and its alternatives; a fix
+    the case records as unconfirmed says so, and so does a change you already tried."""
     from rich.markup import escape
 
     f = best.match.finding
     whole = "" if best.command or a.context.command else _WHOLE_FIX
-    lines: list = ["", "[bold]What to change[/bold]" + whole]
+    lines: list = ["", "[bold]What to change[/bold]" + _unconfirmed(f.fix) + whole]
     if best.translated_from:
         lines.append(
             hang(
@@ -256,18 +263,30 @@ def _what_to_change(a: Answer, best: Proposal) -> list:
                 f"{escape(a.context.framework or '')} through the flag registry[/dim]",
             )
         )
-    lines += [_change_line(c) for c in best.changes]
+    lines += [_change_line(c, _tried_tag(c, best)) for c in best.changes]
     lines += [hang("  [yellow]![/yellow] ", escape(n)) for n in best.not_carried]
+    if f.fix.note and (f.fix.confirmed is False or f.fix.is_empty()):
+        lines.append(hang("  [dim]the case's fix:[/dim] ", escape(f.fix.note)))
     if not best.changes and not best.not_carried:
-        lines.append(
-            "  (nothing to change: your command already has the fix)"
-            if not f.fix.is_empty()
-            else "  (the case records no fix)"
-        )
-    for i, alt in enumerate(best.alternatives, 1):
-        lines.append(f"  [dim]alternative {i}:[/dim]")
-        lines += [_change_line(c) for c in alt]
+        if not f.fix.is_empty():
+            lines.append("  (nothing to change: your command already has the fix)")
+        elif not f.fix.note:
+            lines.append("  (the case records no fix)")
+    for i, (alt, fix) in enumerate(zip(best.alternatives, f.alternatives, strict=False), 1):
+        note = f" {escape(fix.note)}" if fix.note else ""
+        lines.append(hang("  ", f"[dim]alternative {i}{_unconfirmed(fix)}:{note}[/dim]"))
+        lines += [_change_line(c, _tried_tag(c, best)) for c in alt]
     return lines
+
+
+def _unconfirmed(fix) -> str:  # type: ignore[no-untyped-def]
+    return " [yellow](unconfirmed)[/yellow]" if fix.confirmed is False else ""
+
+
+def _tried_tag(c: FlagChange, p: Proposal) -> str:
+    return (
+        " [yellow](you tried it without effect: --tried)[/yellow]" if c in p.already_tried else ""
+    )
 
 
 _WHOLE_FIX = " [dim](the case's whole fix: no current command given)[/dim]"
@@ -307,12 +326,19 @@ def _also_close(rest: tuple[Proposal, ...], console) -> None:  # type: ignore[no
     console.print("[bold]Also close[/bold]")
     for p in rest:
         g = p.match.finding
-        fix = ", ".join(c.text or c.name for c in p.changes[:3])
+        fix = ", ".join(_change_text(c) for c in p.changes[:3])
         console.print(
             hang(f"  {p.match.score:.2f}  ", f"[cyan]{escape(g.id)}[/cyan]  {escape(g.title)}")
         )
         if fix:
             console.print(hang("        fix: ", escape(fix)))
+
+
+def _change_text(c: FlagChange) -> str:
+    """A change in one line, its action first: ``remove --x 1``, ``--x 1 → 2``."""
+    if c.action == "change" and c.old is not None:
+        return f"{c.name} {c.old} → {c.value}"
+    return f"{c.action} {c.text or c.name}"
 
 
 _PROVENANCE = {
@@ -356,6 +382,13 @@ def render_differential(d: Differential, console) -> None:
     if d.descriptive:
         lines += ["", "[bold]Describes the model or the service[/bold] [dim](not tried)[/dim]"]
         lines += [_change_line(c) for c in d.descriptive]
+    if d.unlisted:
+        lines += [
+            "",
+            "[bold]Not in the record[/bold] [dim](unknown whether it ran with them; not tried)"
+            "[/dim]",
+        ]
+        lines += [hang("  ", f"[dim]?[/dim] {escape(c.text or c.name)}") for c in d.unlisted]
     lines += ["", "[bold]Behaviour differences[/bold]"]
     for c in d.candidates:
         tag = (
@@ -374,12 +407,7 @@ def render_differential(d: Differential, console) -> None:
     if d.plan:
         lines += ["", "[bold]Plan[/bold] [dim](each step keeps the previous ones)[/dim]"]
         for s in d.plan:
-            changes = ", ".join(
-                f"{c.action} {c.text or c.name}"
-                if c.action != "change"
-                else f"{c.name} {c.old} → {c.value}"
-                for c in s.changes
-            )
+            changes = ", ".join(_change_text(c) for c in s.changes)
             lines.append(hang(f"  [bold]{s.step}.[/bold] ", escape(changes)))
             lines.append(hang("     [dim]why:[/dim] ", escape(s.why)))
             lines.append(hang("     [dim]expect:[/dim] ", escape(s.expect)))

@@ -16,7 +16,7 @@ from typing import Any
 from agent.flags.fixitems import parse_fix_item
 from agent.flags.launch import flags_in
 from agent.flags.spelling import is_config, render_flag
-from agent.registry import Registry, bool_literal, load_registry
+from agent.registry import DISPLAY, Registry, bool_literal, load_registry
 from kb.frameworks import normalise_framework
 from kb.records import Fix, Flag, FlagChange, LaunchConfig
 
@@ -87,7 +87,7 @@ def diff_changes(
     notes: list[str] = []
     release = reg.release(dst, target_version) if target_version else None
     version = release.version if release is not None else None
-    adds = translate(adds, src, dst, reg, version, notes)
+    adds = in_release(translate(adds, src, dst, reg, version, notes), dst, version, reg, notes)
     removes = translate(removes, src, dst, reg, version, notes)
     paired: dict[tuple[str, str], FlagChange] = {}
     add_keys = {_key_of(a) for a in adds}
@@ -135,6 +135,62 @@ def translate(
         else:
             out.append(moved)
     return out
+
+
+def in_release(
+    changes: Iterable[FlagChange],
+    fw: str | None,
+    version: str | None,
+    reg: Registry,
+    notes: list[str],
+) -> list[FlagChange]:
+    """The changes that add a setting, as release ``version`` of ``fw`` takes it: a flag it
+    does not have yet becomes the variable it reads instead, a variable it no longer reads the
+    flag that replaced it; one with no such counterpart is left out, with a note saying why
+    (the corrected command must launch on that release). Removals pass through."""
+    if version is None or fw is None:
+        return list(changes)
+    out = []
+    for ch in changes:
+        moved, why = _in_release(ch, fw, version, reg)
+        if moved is None:
+            notes.append(f"dropped: {ch.text}: {why}")
+        else:
+            out.append(moved)
+    return out
+
+
+def _in_release(
+    ch: FlagChange, fw: str, version: str, reg: Registry
+) -> tuple[FlagChange | None, str | None]:
+    shown = f"{DISPLAY.get(fw, fw)} {version}"
+    if ch.action == "remove" or ch.kind not in ("flag", "env") or is_config(ch):
+        return ch, None
+    if ch.kind == "flag":
+        if not reg.is_known(ch.name, fw) or reg.spelling_in(ch.name, fw, version) is not None:
+            return ch, None
+        missing = (
+            next((i.message for i in reg.version_issues(ch.name, ch.value, fw, version)), None)
+            or f"{shown} does not accept {ch.name}"
+        )
+        eq = reg.flag_env_counterpart(ch.name, ch.value, fw, version)
+        if eq is None:
+            return None, f"{missing}, and no setting of {shown} is known to do the same"
+        why = missing.split("; ")[0] + f"; {eq.note}"
+        note = "; ".join(n for n in (ch.note, why) if n)
+        text = f"{eq.name}={eq.value}"
+        return FlagChange("env", ch.action, eq.name, eq.value, text=text, note=note), None
+    if reg.env_in(ch.name, fw, version) is not False:
+        return ch, None
+    eq = reg.env_counterpart(ch.name, ch.value, fw, version)
+    if eq is None:
+        return None, (
+            f"{shown} does not read {reg.canonical_env(ch.name, fw)}, and no setting of "
+            f"{shown} is known to do the same"
+        )
+    text = render_flag(Flag(eq.name, eq.value, ""), fw, registry=reg)
+    note = "; ".join(n for n in (ch.note, eq.note) if n)
+    return FlagChange("flag", ch.action, eq.name, eq.value, text=text, note=note), None
 
 
 def _retarget(

@@ -98,6 +98,7 @@ def ask_command(
 
     lines = read_input(text, log, stdin_for(text, sys.stdin))
     warnings: list[str] = []
+    notices: list[str] = []
     ctx = build_context(
         model=model,
         arch=arch,
@@ -108,13 +109,16 @@ def ask_command(
         server=server,
         tried=tuple(tried or ()),
         warnings=warnings,
+        notices=notices,
     )
     database = ready_index(db, findings, embedder)
     searcher = Searcher(database, lambda: _load_embedder(embedder))
     from kb.redact import redact_record
 
     # one redaction pass over everything shown: the corrected command echoes --cmd
-    result = redact_record(answer(lines, ctx, searcher, top=top, warnings=warnings))
+    result = redact_record(
+        answer(lines, ctx, searcher, top=top, warnings=warnings, notices=notices)
+    )
     say_warnings(result)  # stderr, with --json too: the JSON also holds them
     if as_json:
         import json
