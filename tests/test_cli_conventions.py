@@ -209,6 +209,23 @@ def test_ask_dash_on_a_terminal_says_it_waits(tmp_path):
     )
 
 
+def test_ask_dash_on_a_terminal_reads_the_pasted_log_until_ctrl_d(tmp_path):
+    from agent.cli.streams import STDIN_PROMPT
+
+    typed = (
+        b"[2026-02-19 00:13:33 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        b"RuntimeError: CUDA error: an illegal memory access was encountered\n"
+        b"[2026-02-19 00:13:33] Received sigquit from a child process. It usually means the "
+        b"child failed.\n\x04"
+    )  # three lines pasted, then Ctrl-D on a new line
+    done = _on_a_terminal(["ask", "-", "--gpu", "sm120"], typed, tmp_path)
+    assert done.stderr.splitlines()[0] == STDIN_PROMPT
+    assert "I/O operation on closed file" not in done.stderr
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Salient lines from your input\n")
+    assert "illegal-memory-access" in done.stdout
+
+
 def test_dash_with_a_pipe_says_nothing_about_waiting(run):
     from agent.cli.streams import STDIN_PROMPT
 

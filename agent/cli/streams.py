@@ -12,7 +12,7 @@ STDIN_PROMPT = (
 )
 
 
-def stdin_for(text: str | None, stdin: IO[Any] | None = None) -> IO[Any]:
+def stdin_for(text: str | None, stdin: IO[Any] | None = None) -> IO[Any] | Pasted:
     """The stream ``-`` reads. Piped: ``stdin`` itself, streamed. On a terminal (nothing piped
     in): say on stderr that it waits and how to finish, then read up to the first Ctrl-D (a
     terminal signals end of input once; a reader that asks again would wait for a second one)."""
@@ -28,4 +28,18 @@ def stdin_for(text: str | None, stdin: IO[Any] | None = None) -> IO[Any]:
     print(STDIN_PROMPT, file=sys.stderr, flush=True)
     buffer = getattr(stdin, "buffer", None)
     data = buffer.read() if buffer is not None else stdin.read().encode("utf-8", "replace")
-    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace")
+    return Pasted(data)
+
+
+class Pasted:
+    """What was pasted on the terminal, read the way piped stdin is: bytes under ``buffer``.
+
+    Not a ``TextIOWrapper`` over the bytes: a wrapper nobody keeps (``read_input(text, log,
+    stdin_for(text))``) is collected at once and closes the buffer that the log stream reads
+    later ("I/O operation on closed file")."""
+
+    def __init__(self, data: bytes) -> None:
+        self.buffer = io.BytesIO(data)
+
+    def isatty(self) -> bool:
+        return False
