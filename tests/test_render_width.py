@@ -272,22 +272,7 @@ def _examples(help_text: str) -> list[list[str]]:
     return [b for b in out if any("deploykb" in line for line in b)]
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        pytest.param(
-            "add",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="add's --help belongs to the add branch: two example lines are 93 and 96 "
-                "columns wide",
-            ),
-        )
-        if c == "add"
-        else c
-        for c in COMMANDS
-    ],
-)
+@pytest.mark.parametrize("command", COMMANDS)
 def test_help_examples_fit_80_columns_or_continue_with_a_backslash(command, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     args = ([command] if command else []) + ["--help"]

@@ -35,11 +35,12 @@ Examples:
       --failing-cmd "$(cat failing.sh)" --working-cmd "$(cat working.sh)"
 
 \b
-  deploykb add --no-input --dir findings --model nvidia/GLM-5-NVFP4 --gpu "8x RTX PRO 6000" \\
-      --framework sglang --status works-with-flags \\
+  deploykb add --no-input --dir findings --model nvidia/GLM-5-NVFP4 \\
+      --gpu "8x RTX PRO 6000" --framework sglang --status works-with-flags \\
       --title "GLM-5-NVFP4 on 8x RTX PRO 6000: NaN at first decode" \\
-      --symptom "device-assert: probability tensor contains either inf, nan or element < 0" \\
-      --add-flag="--fp8-gemm-backend cutlass" --source sgl-project/sglang#14311
+      --symptom "device-assert: CUDA error: device-side assert triggered" \\
+      --add-flag="--fp8-gemm-backend cutlass" \\
+      --source sgl-project/sglang#14311
 """
 
 _Text = Optional[str]
