@@ -101,10 +101,12 @@ def build_context(
     traits: ArchTraits | None = None
     if model:
         # a path in --cmd names the model on the serving host, which need not be this machine
+        # with --arch, a config.json that cannot be read costs nothing worth a warning: the
+        # architecture and its traits come from --arch
         traits = _model_traits(
             model,
             client,
-            warnings,
+            warnings if not arch else [],
             strict=model == given_model,
             notices=notices if not arch else None,  # --arch, when given, says it instead
         )

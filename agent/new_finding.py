@@ -171,7 +171,8 @@ def derive_draft(
     if model:
         facts, warning = model_facts(model, client=client)
         draft = merge(draft, facts)
-        warnings += [warning] if warning else []
+        # with --arch the architecture is known: a config.json that cannot be read is no news
+        warnings += [warning] if warning and not request.arch else []
     if request.gpu:
         facts, warning = gpu_facts(request.gpu)
         draft = merge(draft, facts)

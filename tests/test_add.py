@@ -447,6 +447,20 @@ def test_log_from_stdin_needs_no_input(env):
     assert f.symptoms[0].cls == "device-assert"
 
 
+def test_with_arch_a_config_that_cannot_be_read_is_no_warning(env):
+    # the fixture's Hub is unreachable for any model but GLM-5-NVFP4
+    args = ("add", "--no-input", "--model", "zai-org/GLM-5", "--gpu", "B200", "--title", "t",
+            "--symptom", "nan: logits are NaN", "--status", "broken")  # fmt: skip
+    without = run(*args)
+    assert without.exit_code == 0, without.stderr
+    assert "warning: cannot reach https://huggingface.co" in without.stderr
+    with_arch = run(*args, "--arch", "glm_moe_dsa", "--id", "with-arch")
+    assert with_arch.exit_code == 0, with_arch.stderr
+    assert "warning" not in with_arch.stderr and "--arch" not in with_arch.stderr
+    f = parse_file(env / "findings" / "with-arch.md").findings[0]
+    assert f.architecture == "glm_moe_dsa"
+
+
 def test_no_findings_folder_is_an_error(env):
     (env / "findings").rmdir()
     result = seed_add()

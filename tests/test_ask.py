@@ -326,16 +326,19 @@ def test_top_limits_the_matches(searcher):
 # --- context from options ----------------------------------------------------------------------
 
 
-def test_offline_model_id_is_a_warning_and_arch_still_gives_traits():
+def test_offline_model_id_is_a_warning_unless_arch_gives_the_traits():
     warnings: list[str] = []
-    ctx = build_context(
-        model="nvidia/GLM-5-NVFP4", arch="glm_moe_dsa", gpu="RTX PRO 6000", detect=False,
-        warnings=warnings,
-    )  # fmt: skip
+    build_context(model="nvidia/GLM-5-NVFP4", detect=False, warnings=warnings)
     assert warnings == [
         "HF_HUB_OFFLINE is set and config.json for 'nvidia/GLM-5-NVFP4' is not cached; "
         "pass a local model directory or --arch; matching without the model's architecture"
     ]
+    warnings.clear()
+    ctx = build_context(
+        model="nvidia/GLM-5-NVFP4", arch="glm_moe_dsa", gpu="RTX PRO 6000", detect=False,
+        warnings=warnings,
+    )  # fmt: skip
+    assert warnings == []  # --arch was given: nothing is missing
     assert ctx.model == "nvidia/GLM-5-NVFP4"
     assert ctx.arch.model_type == "glm_moe_dsa" and "dsa" in ctx.arch.traits
     assert ctx.sm == "sm120"

@@ -328,6 +328,21 @@ def test_hub_that_cannot_be_reached_only_degrades_the_answer(db, monkeypatch):
     assert "Best match" in human.stdout or "Nearest:" in human.stdout
 
 
+def test_with_arch_a_config_that_cannot_be_read_is_no_warning(db, monkeypatch):
+    endpoint = f"http://127.0.0.1:{closed_port()}"
+    monkeypatch.setenv("HF_ENDPOINT", endpoint)
+    cmd = "python -m sglang.launch_server --model-path nvidia/GLM-5-NVFP4 --tp 8"
+    for offline in ("1", None):  # not cached offline; the Hub cannot be reached online
+        if offline is None:
+            monkeypatch.delenv("HF_HUB_OFFLINE")
+        result = ask("--log", GLM5_LOG, "--arch", "glm_moe_dsa", "--cmd", cmd, "--db", db)
+        assert result.exit_code == 0, result.stderr
+        assert "--arch" not in result.stderr and "warning:" not in result.stderr
+        doc = ask_json("--log", GLM5_LOG, "--model", "nvidia/GLM-5-NVFP4", "--arch",
+                       "glm_moe_dsa", "--db", db)  # fmt: skip
+        assert doc["warnings"] == [] and doc["context"]["architecture"] == "glm_moe_dsa"
+
+
 def test_hub_config_gives_the_architecture_and_is_cached(db, monkeypatch, tmp_path):
     config = json.loads((Path(__file__).parent / "fixtures/configs/glm-5.json").read_text())
     routes = {"/nvidia/GLM-5-NVFP4/resolve/main/config.json": (200, config)}

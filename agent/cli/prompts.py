@@ -19,6 +19,9 @@ from agent.saved_answer import AskStep, change_as_tried
 from kb.errors import InputError
 from kb.records import STATUSES, SYMPTOM_CLASSES, Fix, Symptom
 
+# one question: the draft and the options in, the draft out
+Question = Callable[[Draft, Request], Draft]
+
 
 def choose_step(steps: tuple[AskStep, ...], leads: bool) -> str:
     """Which step of a saved answer's plan fixed it: a number, ``match`` or ``none``."""
@@ -56,25 +59,25 @@ def ask_for_the_rest(draft: Draft, request: Request) -> Draft:
     }
     for field, ask in _QUESTIONS:
         if not given[field]:
-            draft = ask(draft)
+            draft = ask(draft, request)
     return draft
 
 
-def _asked(field: str, label: str) -> Callable[[Draft], Draft]:
+def _asked(field: str, label: str) -> Question:
     """The question for one text field, pre-filled with the draft's value."""
-    return lambda draft: replace(draft, **{field: _text(label, getattr(draft, field))})
+    return lambda draft, _request: replace(draft, **{field: _text(label, getattr(draft, field))})
 
 
-def _tried(draft: Draft) -> Draft:
+def _tried(draft: Draft, _request: Request) -> Draft:
     return replace(draft, tried=(*draft.tried, *_items("Tried without effect")))
 
 
-def _sources(draft: Draft) -> Draft:
+def _sources(draft: Draft, _request: Request) -> Draft:
     sources = _items("Source (URL, owner/repo#N or file path)")
     return replace(draft, sources=(*draft.sources, *sources))
 
 
-def _title(draft: Draft) -> Draft:
+def _title(draft: Draft, _request: Request) -> Draft:
     return replace(
         draft, title=_text("Title (one line)", draft.title or default_title(draft), True)
     )
@@ -98,24 +101,24 @@ def _items(label: str) -> list[str]:
         out.append(str(value).strip())
 
 
-def _model(draft: Draft) -> Draft:
+def _model(draft: Draft, request: Request) -> Draft:
     from agent.new_finding import model_facts, unique
 
     answer = _text("Model (Hugging Face id or local folder)", draft.model)
     if answer and answer != draft.model:
         facts, warning = model_facts(answer)
-        if warning:
+        if warning and not request.arch:  # with --arch, the architecture is known
             typer.echo(f"warning: {warning}", err=True)
         draft = replace(
             draft,
-            architecture=facts.architecture,
+            architecture=request.arch or facts.architecture,
             quantization=facts.quantization or draft.quantization,
             tags=unique(draft.tags + facts.tags),
         )
     return replace(draft, model=answer)
 
 
-def _gpu(draft: Draft) -> Draft:
+def _gpu(draft: Draft, _request: Request) -> Draft:
     from agent.new_finding import gpu_facts
 
     answer = _text("GPU (name or SM, e.g. '8x RTX PRO 6000' or sm120)", _gpu_label(draft))
@@ -134,7 +137,7 @@ def _gpu_label(draft: Draft) -> str | None:
     return name
 
 
-def _symptoms(draft: Draft) -> Draft:
+def _symptoms(draft: Draft, _request: Request) -> Draft:
     from agent.logs import classify
 
     symptoms = draft.symptoms
@@ -149,7 +152,7 @@ def _symptoms(draft: Draft) -> Draft:
     return replace(draft, symptoms=tuple(s for s in symptoms if isinstance(s, Symptom)))
 
 
-def _fix(draft: Draft) -> Draft:
+def _fix(draft: Draft, _request: Request) -> Draft:
     from agent.fixes import add_change
 
     fix = draft.fix
@@ -164,7 +167,7 @@ def _fix(draft: Draft) -> Draft:
     return replace(draft, fix=fix)
 
 
-def _status(draft: Draft) -> Draft:
+def _status(draft: Draft, _request: Request) -> Draft:
     default = draft.status or default_status(draft)
     while True:
         answer = _text(f"Status ({', '.join(STATUSES)})", default, required=True)
@@ -192,7 +195,7 @@ def _fix_lines(fix: Fix) -> list[str]:
 
 
 # (the option that answers it, the question), in the order they are asked
-_QUESTIONS: tuple[tuple[str, Callable[[Draft], Draft]], ...] = (
+_QUESTIONS: tuple[tuple[str, Question], ...] = (
     ("model", _model),
     ("gpu", _gpu),
     ("framework", _asked("framework", "Framework (sglang, vllm, tensorrt-llm)")),
