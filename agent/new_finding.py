@@ -67,6 +67,7 @@ class Request:
     directory: Path | None = None
     findings: tuple[Path, ...] = ()  # the --findings folders
     force: bool = False
+    mkdir: bool = False  # create the folder written to when it does not exist
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ def start(
         check_status(request.status)
     if request.fixed_by is not None and request.from_ask is None:
         raise InputError("--fixed-by names a step of a saved answer's plan: add --from-ask FILE")
-    folder = choose_folder(request.directory, list(request.findings))
+    folder = choose_folder(request.directory, list(request.findings), create=request.mkdir)
     if request.id is not None:
         check_explicit_id(request.id, folder, request.force)
     saved = None
@@ -312,15 +313,22 @@ def unique(items: tuple[Any, ...]) -> tuple[Any, ...]:
 # --- where to write --------------------------------------------------------------------------
 
 
-def choose_folder(directory: Path | None, extra: list[Path]) -> Folder:
+def choose_folder(directory: Path | None, extra: list[Path], *, create: bool = False) -> Folder:
     """``--dir``, else the first ``--findings``/``DEPLOYKB_FINDINGS`` folder, else ./findings;
-    and the ids already taken in the other indexed folders."""
+    and the ids already taken in the other indexed folders. A folder that does not exist is
+    refused (a typo would scatter findings in new folders nobody indexes) unless ``create``
+    (``--mkdir``): then writing the finding creates it."""
     from kb.paths import findings_dirs
 
-    if directory is not None:
-        target = Path(directory).expanduser()
-    elif extra:
-        target = Path(extra[0]).expanduser()
+    if directory is not None or extra:
+        target = Path(directory if directory is not None else extra[0]).expanduser()
+        named = "--dir" if directory is not None else "--findings"
+        if not target.exists() and not create:
+            raise InputError(
+                f"{named} {target}: no such folder; create it (mkdir -p {target}) or pass --mkdir"
+            )
+        if target.exists() and not target.is_dir():
+            raise InputError(f"{named} {target}: not a folder")
     elif Path("findings").is_dir():
         target = Path("findings")
     else:

@@ -470,11 +470,33 @@ def test_no_findings_folder_is_an_error(env):
 
 def test_findings_option_chooses_the_folder(env, monkeypatch):
     team = env / "team"
+    team.mkdir()
     monkeypatch.setenv("DEPLOYKB_FINDINGS", str(team))
     result = seed_add()
     assert result.exit_code == 0, result.stderr
     assert (team / f"{NEW_ID}.md").is_file()
     assert list((env / "findings").iterdir()) == []
+
+
+def test_a_folder_that_does_not_exist_is_refused_unless_mkdir(env, monkeypatch):
+    missing = seed_add("--dir", "teem")
+    assert missing.exit_code == 2
+    assert missing.stderr == (
+        "Error: --dir teem: no such folder; create it (mkdir -p teem) or pass --mkdir\n"
+    )
+    assert not (env / "teem").exists()
+    monkeypatch.setenv("DEPLOYKB_FINDINGS", str(env / "team"))
+    from_env = seed_add()
+    assert from_env.exit_code == 2
+    assert from_env.stderr == (
+        f"Error: --findings {env / 'team'}: no such folder; create it "
+        f"(mkdir -p {env / 'team'}) or pass --mkdir\n"
+    )
+    (env / "a-file").write_text("")
+    assert seed_add("--dir", "a-file").stderr == "Error: --dir a-file: not a folder\n"
+    created = seed_add("--dir", "team/gpu", "--mkdir")
+    assert created.exit_code == 0, created.stderr
+    assert created.stdout.splitlines()[0] == f"wrote team/gpu/{NEW_ID}.md"
 
 
 def test_what_lint_would_say_is_said_before_writing(env):

@@ -329,6 +329,7 @@ def cli_env(tmp_path, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.delenv("DEPLOYKB_FINDINGS", raising=False)
     monkeypatch.setattr("agent.context.detect_gpu", lambda *a, **k: None)
+    (tmp_path / "team").mkdir()  # the folder add writes to
     return tmp_path
 
 

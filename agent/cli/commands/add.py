@@ -132,6 +132,14 @@ def add_command(
             help="Folder to write to. Default: the first --findings folder, else ./findings.",
         ),
     ] = None,
+    mkdir: Annotated[
+        bool,
+        typer.Option(
+            "--mkdir",
+            help="Create the folder to write to (--dir or --findings) when it does not exist; "
+            "without it a missing folder is refused.",
+        ),
+    ] = False,
     findings: FindingsOption = None,
     db: DbOption = None,
     embedder: EmbedderOption = "auto",
@@ -159,6 +167,7 @@ def add_command(
         related=tuple(related or ()), tags=tuple(tag or ()), notes=notes, log=log,
         failing_cmd=failing_cmd, working_cmd=working_cmd, from_ask=from_ask, fixed_by=fixed_by,
         id=finding_id, directory=directory, findings=tuple(split_dirs(findings)), force=force,
+        mkdir=mkdir,
     )  # fmt: skip
     try:
         asks = None if no_input else choose_step
