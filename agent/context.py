@@ -396,6 +396,11 @@ def resolve_gpu(value: str) -> tuple[str | None, str | None]:
             f"--gpu '{value}': unknown GPU; use a name like 'B200' or a compute capability "
             "like 'sm120'"
         )
+    if found[1] not in {sm for _, _, sm in _alias_table()}:  # sm999: no GPU has it
+        raise InputError(
+            f"--gpu '{value}': no GPU deploykb knows has compute capability {found[1]}; use a "
+            "name like 'B200' or a compute capability like 'sm120'"
+        )
     return found
 
 

@@ -326,6 +326,16 @@ def test_top_limits_the_matches(searcher):
 # --- context from options ----------------------------------------------------------------------
 
 
+def test_a_compute_capability_no_gpu_has_is_a_warning_as_an_unknown_name_is():
+    warnings: list[str] = []
+    ctx = build_context(gpu="sm999", detect=False, warnings=warnings)
+    assert warnings == [
+        "--gpu 'sm999': no GPU deploykb knows has compute capability sm999; use a name like "
+        "'B200' or a compute capability like 'sm120'; matching without the GPU"
+    ]
+    assert (ctx.gpu, ctx.sm) == (None, None)
+
+
 def test_offline_model_id_is_a_warning_unless_arch_gives_the_traits():
     warnings: list[str] = []
     build_context(model="nvidia/GLM-5-NVFP4", detect=False, warnings=warnings)

@@ -221,6 +221,24 @@ def test_list_with_no_match_says_so(indexed):
     assert result.stderr == "no findings match these filters\n"
 
 
+@pytest.mark.parametrize(
+    ("gpu", "warning"),
+    [
+        ("sm999", "no GPU deploykb knows has compute capability sm999"),
+        ("Voodoo5", "unknown GPU"),
+    ],
+)
+def test_list_warns_about_a_gpu_it_does_not_know_as_ask_does(indexed, gpu, warning):
+    result = indexed("list", "--gpu", gpu)
+    assert result.exit_code == 0
+    assert result.stderr == (
+        f"warning: --gpu '{gpu}': {warning}; use a name like 'B200' or a compute capability "
+        f"like 'sm120'; listing the findings whose GPU or SM contains '{gpu}'\n"
+        "no findings match these filters\n"
+    )
+    assert indexed("list", "--gpu", "sm120").stderr == ""  # a known one is only a filter
+
+
 def test_list_with_an_unknown_status(indexed):
     result = indexed("list", "--status", "fine")
     assert result.exit_code == 2

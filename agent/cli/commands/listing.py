@@ -52,6 +52,8 @@ def list_command(
     from kb.serialize import finding_to_dict
     from kb.store import load_findings
 
+    if gpu:
+        _say_unknown_gpu(gpu)
     if findings:
         from agent.cli.index import ready_index
 
@@ -73,6 +75,20 @@ def list_command(
         typer.echo("no findings match these filters", err=True)
         return
     _print_table(found)
+
+
+def _say_unknown_gpu(gpu: str) -> None:
+    """A GPU filter that names no GPU deploykb knows is said, as ``ask`` says it; the filter
+    still applies as written (a substring of the GPU name or SM)."""
+    from agent.context import resolve_gpu
+    from kb.errors import InputError
+
+    try:
+        resolve_gpu(gpu)
+    except InputError as exc:
+        typer.echo(
+            f"warning: {exc}; listing the findings whose GPU or SM contains '{gpu}'", err=True
+        )
 
 
 def _print_coverage(found: list[Finding], json_out: bool) -> None:
