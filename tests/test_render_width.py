@@ -210,6 +210,39 @@ def test_list_keeps_every_id_and_status_whole(cli, width):
     assert "RTX PRO 6000" in " ".join(glm.split())
 
 
+LONG_ID = "sglang-99999-v0512-deepgemm-b300-glm5-fp8-cuda-graph-capture-illegal-address-after-warmup-tp8x2"
+
+
+@pytest.fixture
+def long_id(tmp_path) -> Path:
+    """A team folder with one finding whose id (95 characters) is wider than the terminal."""
+    team = tmp_path / "team"
+    team.mkdir()
+    related = "glm5-nvfp4-sm120-deepgemm-ue8m0-nan"
+    (team / f"{LONG_ID}.md").write_text(
+        f'---\nid: {LONG_ID}\ntitle: "GLM-5-FP8 on B300: illegal address at CUDA-graph capture"\n'
+        "status: broken\nmodel: example/GLM-5-FP8-long-id\nhardware:\n  gpu: NVIDIA B300\n  sm: sm103\n"
+        f"framework:\n  name: sglang\nrelated:\n  - {related}\n  - {LONG_ID}\n---\n"
+    )
+    return team
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_an_id_wider_than_the_terminal_is_never_folded(cli, long_id, width):
+    assert len(LONG_ID) == 95
+    listed = cli("list", "--model", "long-id", "--findings", long_id, width=width).stdout
+    assert LONG_ID in listed.splitlines()  # on a line of its own, whole
+    shown = cli("show", LONG_ID, width=width).stdout.splitlines()
+    if width == 80:  # too wide for "id: ...": the id on its own line
+        assert shown[shown.index("id:") + 1] == f"  {LONG_ID}"
+    else:
+        assert f"id: {LONG_ID}" in shown
+    related = shown[shown.index("related:") + 1 :][:2]
+    assert related == ["  glm5-nvfp4-sm120-deepgemm-ue8m0-nan", f"  {LONG_ID}"]
+    # everything but the id lines still fits
+    assert too_wide("\n".join(shown), width) == [f"  {LONG_ID}"] * (2 if width == 80 else 0)
+
+
 def test_list_is_a_table_where_it_fits(cli):
     out = cli("list", "--status", "broken", width=220).stdout
     assert out.splitlines()[0].split() == [

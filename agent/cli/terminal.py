@@ -35,6 +35,15 @@ class Hang:
             yield (self.prefix.copy() if i == 0 else Text(" " * indent)) + line
 
 
+def print_whole(console, text) -> None:  # type: ignore[no-untyped-def]
+    """``text`` (a ``Text`` or a string) on its own line as it is, never folded or cut, even when
+    it is wider than the console: an id the user copies must stay one word (the terminal may
+    wrap what it shows; what is copied is whole)."""
+    from rich.text import Text
+
+    console.print(text if isinstance(text, Text) else Text(text), soft_wrap=True)
+
+
 def hang(prefix, body) -> Hang:  # type: ignore[no-untyped-def]
     """``prefix`` then ``body`` (rich markup strings or ``Text``), the body wrapped under itself."""
     return Hang(prefix, body)

@@ -148,12 +148,13 @@ _MIN_WRAPPED = 16  # the narrowest the model and GPU columns may wrap to
 
 def _print_table(found: list[Finding], console=None) -> None:  # type: ignore[no-untyped-def]
     """A table when it fits the terminal with id, status and framework whole and the model and
-    GPU columns at least 16 wide; otherwise one block per finding (the id on its own line, then
-    status, model, GPU, framework), so nothing is cut at 80 columns."""
+    GPU columns at least 16 wide; otherwise one block per finding (the id on its own line, whole
+    even when it is wider than the terminal, then status, model, GPU, framework), so nothing is
+    cut at 80 columns."""
     from rich.table import Table
     from rich.text import Text
 
-    from agent.cli.terminal import hang
+    from agent.cli.terminal import hang, print_whole
 
     console = console or stdout_console()
     rows = _list_rows(found)
@@ -173,6 +174,6 @@ def _print_table(found: list[Finding], console=None) -> None:  # type: ignore[no
         console.print(table)
         return
     for fid, status, model, gpu, framework, sources in rows:
-        console.print(Text(fid, style="bold", overflow="fold"))
+        print_whole(console, Text(fid, style="bold"))  # an id is never folded nor cut
         rest = [status, model, gpu, framework, f"{sources} source{'' if sources == '1' else 's'}"]
         console.print(hang("  ", Text(" · ".join(p for p in rest if p))))

@@ -63,7 +63,7 @@ def _print_finding(f: Finding, console=None) -> None:  # type: ignore[no-untyped
         page.performance(f)
     if f.sources:
         page.sources(f.sources)
-    page.field("related", ", ".join(f.related))
+    page.ids("related", f.related)
     page.field("tags", ", ".join(f.tags))
     page.story(body_without_root_cause(f.body) if f.root_cause else f.body)
 
@@ -91,6 +91,23 @@ class _Page:
         if value not in (None, "", ()):
             self.print(Text(f"{label}: ", style="bold"), Text(str(value)))
 
+    def ids(self, label: str, ids: tuple[str, ...]) -> None:
+        """``label: a, b`` when it fits the line; otherwise the label, then each id on its own
+        line: an id is never folded nor cut, even one wider than the terminal."""
+        from rich.text import Text
+
+        from agent.cli.terminal import print_whole
+
+        if not ids:
+            return
+        one_line = Text(f"{label}: ", style="bold") + Text(", ".join(ids))
+        if one_line.cell_len <= self.console.width:
+            self.console.print(one_line)
+            return
+        self.console.print(Text(f"{label}:", style="bold"))
+        for fid in ids:
+            print_whole(self.console, Text(f"  {fid}"))
+
     def block(self, title: str, lines, style: str = "") -> None:  # type: ignore[no-untyped-def]
         from rich.text import Text
 
@@ -102,7 +119,8 @@ class _Page:
         from rich.text import Text
 
         self.print("", Text(f.title, style="bold"))
-        for label in ("id", "status", "date", "model", "architecture", "quantization"):
+        self.ids("id", (f.id,))
+        for label in ("status", "date", "model", "architecture", "quantization"):
             self.field(label, getattr(f, label))
         hw = f.hardware
         extra = ", ".join(p for p in (hw.sm, hw.interconnect) if p)
