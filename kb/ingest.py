@@ -147,6 +147,18 @@ def gone_findings(db: sqlite_utils.Database, dirs: Sequence[Path] | None = None)
     return {fid: path for path, ids in by_path.items() if not os.path.lexists(path) for fid in ids}
 
 
+def outside_folders(db: sqlite_utils.Database, dirs: Sequence[Path]) -> tuple[tuple[str, int], ...]:
+    """``(folder, findings)`` for each folder the index holds findings from that is not among
+    ``dirs`` (read only: the paths of the rows), as ``IngestReport.outside`` counts them."""
+    scopes = [Path(d).resolve() for d in dirs]
+    counts: dict[str, int] = {}
+    for (path,) in db.execute("SELECT path FROM findings"):
+        if not _under(path, scopes):
+            folder = str(Path(path).parent)
+            counts[folder] = counts.get(folder, 0) + 1
+    return tuple(sorted(counts.items()))
+
+
 def finding_files(dirs: Sequence[Path]) -> list[Path]:
     """Every ``*.md`` under each dir (or the file itself), README.md and hidden folders excepted.
 

@@ -163,6 +163,30 @@ def test_a_folder_no_longer_read_is_named_and_pruned_on_request(run, findings_di
     assert DSV3 not in run("list", "--json").stdout
 
 
+def test_every_ask_names_a_folder_no_longer_configured_until_it_is_pruned(
+    run, findings_dir, tmp_path
+):
+    team = tmp_path / "team"
+    team.mkdir()
+    shutil.move(findings_dir / f"{DSV3}.md", team / f"{DSV3}.md")
+    both = run("ask", "illegal memory access", "--findings", findings_dir, "--findings", team)
+    assert both.exit_code == 0, both.stderr
+    note = (
+        f"note: the index also holds findings from folders not read now: {team.resolve()} (1); "
+        "`deploykb ingest --prune` removes them"
+    )
+    question = ("ask", "illegal memory access on B200", "--findings", findings_dir, "--json")
+    for _ in range(3):  # the first ask refreshes the index; the later ones find it current
+        asked = run(*question)
+        assert asked.exit_code == 0, asked.stderr
+        assert note in asked.stderr.splitlines()
+        assert DSV3 in {m["id"] for m in json.loads(asked.stdout)["matches"]}  # still served
+    assert run("ingest", "--prune", findings_dir).exit_code == 0
+    after = run(*question)
+    assert after.exit_code == 0 and "note: the index also holds" not in after.stderr
+    assert DSV3 not in {m["id"] for m in json.loads(after.stdout)["matches"]}
+
+
 def test_a_second_checkout_sharing_the_index_takes_it_over(run, findings_dir, tmp_path):
     assert run("ingest", findings_dir).exit_code == 0
     clone = tmp_path / "clone" / "findings"

@@ -138,9 +138,12 @@ def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "a
         and get_meta(database, "line_keys") == line_keys_version()
     )
     if current and not gone_findings(database, dirs):
+        _say_outside(database, dirs)  # every time, until `ingest --prune`: they are served
         return database  # nothing changed: read only, write nothing
     if getattr(database, "read_only", False):
-        return _read_only(database, path, dirs, name, reason)
+        database = _read_only(database, path, dirs, name, reason)
+        _say_outside(database, dirs)
+        return database
     if reason is not None:
         print(
             f"deploykb: {reason}; building it from {len(dirs)} findings folder(s)...",
@@ -173,6 +176,15 @@ def ready_index(db: Path | None, findings: list[Path] | None, embedder: str = "a
         )
     check_index(database, name)
     return database
+
+
+def _say_outside(database, dirs: list[Path]) -> None:
+    """The note an ingest gives about findings indexed from folders not read now, said on every
+    answer that serves them (not only on the one that refreshed the index)."""
+    from kb.ingest import IngestReport, outside_folders
+
+    for notice in IngestReport(outside=outside_folders(database, dirs)).notices():
+        print(f"note: {notice}", file=sys.stderr)
 
 
 def _read_only(database, path: Path, dirs: list[Path], name: str | None, reason: str | None):
