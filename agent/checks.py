@@ -255,16 +255,29 @@ def _check_flags(
     if isinstance(alts, list):
         fixes += [(f"alternatives.{i}", a) for i, a in enumerate(alts)]
     for prefix, fix in fixes:
-        for field in ("add", "remove"):
+        for field in ("add", "change", "remove"):
             items = fix.get(field) if isinstance(fix, Mapping) else None
             for i, item in enumerate(items if isinstance(items, list) else []):
-                check.item(item, f"{prefix}.{field}.{i}")
+                check.item(
+                    _setting_of(item) if field == "change" else item, f"{prefix}.{field}.{i}"
+                )
     tried = d.get("tried_without_effect")
     for i, item in enumerate(tried if isinstance(tried, list) else []):
         check.item(item, f"tried_without_effect.{i}", flags_only=True)
     for key in ("failing_command", "working_command"):
         check.command(d.get(key), key)
     check.note_skipped()
+
+
+def _setting_of(change: Any) -> Any:
+    """A ``fix.change`` entry's new setting (``--flag NEW``), checked as an ``add`` item is; an
+    entry of another shape is the parser's error."""
+    from kb.records import change_sides
+
+    try:
+        return change_sides(change)[1] if isinstance(change, str) else None
+    except ValueError:
+        return None
 
 
 class _FlagCheck:

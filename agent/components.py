@@ -122,7 +122,7 @@ def from_command(command: LaunchConfig | None) -> frozenset[str]:
 def _fix_items(finding: Finding) -> list[tuple[str, str | None]]:
     items = []
     for fix in (finding.fix, *finding.alternatives):
-        for text in (*fix.add, *fix.remove, *fix.env):
+        for text in (*fix.add, *fix.changed_to, *fix.remove, *fix.env):
             items.append(_flag_keys(text))
     return items
 

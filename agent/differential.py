@@ -200,7 +200,7 @@ def working_command(finding: Finding) -> tuple[str, str] | None:
             ).strip(), "reconstructed"
         except CommandParseError:
             pass
-    flags = " ".join(finding.fix.add)
+    flags = " ".join((*finding.fix.add, *finding.fix.changed_to))
     return (flags, "flags") if flags else None
 
 
@@ -342,7 +342,7 @@ def _may_work(f: Finding) -> bool:
     return (
         f.status in WORKING
         and f.fix.confirmed is not False
-        and bool(f.working_command or f.fix.add or f.fix.remove or f.fix.env or f.fix.pins)
+        and bool(f.working_command or not f.fix.is_empty())
         and normalise_framework(f.framework.name) is not None
     )
 

@@ -25,6 +25,7 @@ from kb.records import (
     Redaction,
     Symptom,
     Triage,
+    shown_change,
 )
 from kb.serialize import ID_RE
 
@@ -201,7 +202,7 @@ def default_status(draft: Draft) -> str:
     """``works-with-flags`` when flags or variables fixed it, ``works`` for a pin alone (or a
     working command with nothing else recorded), else ``broken``."""
     fix = draft.fix
-    if fix.add or fix.remove or fix.env:
+    if fix.add or fix.change or fix.remove or fix.env:
         return "works-with-flags"
     if fix.pins or draft.working_command:
         return "works"
@@ -219,7 +220,16 @@ def default_title(draft: Draft) -> str | None:
     symptom = draft.symptoms[0].cls if draft.symptoms else None
     fix = draft.fix
     first = next(
-        iter((*fix.add, *(f"removing {r}" for r in fix.remove), *fix.env, *fix.pins)), None
+        iter(
+            (
+                *fix.add,
+                *(shown_change(c) for c in fix.change),
+                *(f"removing {r}" for r in fix.remove),
+                *fix.env,
+                *fix.pins,
+            )
+        ),
+        None,
     )
     tail = ", ".join(
         p
@@ -287,6 +297,7 @@ def build_finding(draft: Draft) -> Finding:
         root_cause=_clean(draft.root_cause),
         fix=Fix(
             add=_items(draft.fix.add),
+            change=_items(draft.fix.change),
             remove=_items(draft.fix.remove),
             env=_items(draft.fix.env),
             pins=_items(draft.fix.pins),
@@ -356,6 +367,7 @@ def redact_draft(draft: Draft) -> tuple[Draft, tuple[FieldRedaction, ...]]:
         fix=replace(
             fix,
             add=many("fix.add", fix.add),
+            change=many("fix.change", fix.change),
             remove=many("fix.remove", fix.remove),
             env=many("fix.env", fix.env),
             pins=many("fix.pins", fix.pins),

@@ -125,22 +125,47 @@ def _flag_text(flag: Any) -> str:
 
 
 def fix_from_changes(changes: Iterable[FlagChange]) -> Fix:
-    """``FlagChange``s -> ``Fix``: additions and changes under ``add`` (new value included),
-    removed flags and variables under ``remove``, set variables under ``env``, pins under
-    ``pins``."""
+    """``FlagChange``s -> ``Fix``: additions under ``add``, a value changed under ``change``
+    (``--mem-fraction-static 0.9 -> 0.82``, old value first), removed flags and variables under
+    ``remove``, set variables under ``env``, pins under ``pins``."""
     add: list[str] = []
+    change: list[str] = []
     remove: list[str] = []
     env: list[str] = []
     pins: list[str] = []
     for c in changes:
         text = c.text or (c.name if c.value is None else f"{c.name} {c.value}")
+        entry = change_entry(c) if c.action == "change" else None
         if c.kind == "pin":
             pins.append(text)
+        elif entry is not None:
+            change.append(entry)
         elif c.kind == "env":
             (remove if c.action == "remove" else env).append(text)
         else:
             (remove if c.action == "remove" else add).append(text)
-    return Fix(add=tuple(add), remove=tuple(remove), env=tuple(env), pins=tuple(pins))
+    return Fix(
+        add=tuple(add), change=tuple(change), remove=tuple(remove), env=tuple(env), pins=tuple(pins)
+    )
+
+
+def change_entry(c: FlagChange) -> str | None:
+    """A changed value as a ``fix.change`` entry, in the spelling of the command it ends in:
+    ``--mem-fraction-static 0.9 -> 0.82``, ``--dtype=half -> bfloat16``, ``NCCL_ALGO=Ring ->
+    Tree``. None when one side has no value to write (a switch turned on)."""
+    if c.old is None or c.value is None:
+        return None
+    if c.kind == "env":
+        return f"{c.name}={c.old} -> {c.value}"
+    written = (c.text or c.name).strip()
+    m = re.match(r"^(-{1,2}[^\s=]+)(=|\s+)", written)
+    name, sep = (m.group(1), "=" if m.group(2) == "=" else " ") if m else (c.name, " ")
+    return f"{name}{sep}{_shell_word(c.old)} -> {_shell_word(c.value)}"
+
+
+def _shell_word(value: str) -> str:
+    """A value as a command would have it: quoted when it holds a space."""
+    return shlex.quote(value) if re.search(r"\s", value) else value
 
 
 def fix_from_commands(
@@ -180,30 +205,47 @@ def draft_from_command(cfg: LaunchConfig) -> Draft:
 
 
 def parse_change(text: str, framework: str | None = None) -> tuple[str, str]:
-    """One typed fix entry -> ``(field, text)``: ``--flag value`` is added, ``remove --flag``
-    removed, ``NAME=value`` an environment variable, ``pkg==1.2`` or ``org/image:tag`` a pin
-    (classified by the same parser that reads findings' fixes)."""
+    """One typed fix entry -> ``(field, text)``: ``--flag value`` is added, ``--flag OLD -> NEW``
+    (or ``NAME=OLD -> NEW``) changed, ``remove --flag`` removed, ``NAME=value`` an environment
+    variable, ``pkg==1.2`` or ``org/image:tag`` a pin (classified by the same parser that reads
+    findings' fixes)."""
     from agent.flags import parse_fix_item
     from kb.errors import CommandParseError
+    from kb.records import change_sides
 
     text = " ".join(text.split())
     removing = text.lower().startswith("remove ")
     item = text.split(None, 1)[1] if removing else text
+    after = None
+    if _ARROW.search(item):
+        try:
+            after = None if removing else change_sides(item)[1]
+        except ValueError:
+            pass
+        if after is None:
+            raise InputError(
+                f"'{short(text)}': a change is written '--flag OLD -> NEW' or 'NAME=OLD -> NEW'"
+            )
     try:
-        changes = parse_fix_item(item, framework)
+        changes = parse_fix_item(after or item, framework)
     except CommandParseError:
         raise InputError(
-            f"'{short(text)}': not a change; write '--flag value', 'remove --flag', NAME=value, "
-            "pkg==1.2 or org/image:tag"
+            f"'{short(text)}': not a change; write '--flag value', '--flag OLD -> NEW', "
+            "'remove --flag', NAME=value, pkg==1.2 or org/image:tag"
         ) from None
     if removing:
         return "remove", item
+    if after is not None:
+        return "change", item
     kinds = {c.kind for c in changes}
     if kinds == {"env"}:
         return "env", item
     if kinds == {"pin"}:
         return "pins", item
     return "add", item
+
+
+_ARROW = re.compile(r"\s(?:->|→)(?:\s|$)")
 
 
 def add_change(fix: Fix, text: str, framework: str | None = None) -> Fix:

@@ -298,9 +298,22 @@ def with_options(draft: Draft, request: Request, today: str) -> Draft:
 
 
 def _add_explicit(fix: Fix, kind: str, value: str) -> Fix:
+    """One ``--add-flag``/``--remove-flag``/``--env``/``--pin`` value in its list; ``--add-flag
+    '--flag OLD -> NEW'`` and ``--env 'NAME=OLD -> NEW'`` are changes."""
+    from kb.records import change_sides
+
     value = " ".join(value.split())
     if not value:
         return fix
+    option = {"add": "--add-flag", "remove": "--remove-flag", "env": "--env", "pins": "--pin"}[kind]
+    if kind in ("add", "env") and re.search(r"\s(?:->|→)(?:\s|$)", value):
+        try:
+            change_sides(value)
+        except ValueError:
+            raise InputError(
+                f"{option} '{value}': a change is written '--flag OLD -> NEW' or 'NAME=OLD -> NEW'"
+            ) from None
+        return replace(fix, change=(*fix.change, value))
     if kind == "env" and "=" not in value:
         raise InputError(f"--env '{value}': write NAME=value")
     return replace(fix, **{kind: (*getattr(fix, kind), value)})

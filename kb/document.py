@@ -19,9 +19,13 @@ def symptom_texts(f: Finding) -> list[str]:
 
 
 def fix_strings(fix: Fix) -> list[str]:
-    """Every change a fix records, as written: flags added, flags removed, env vars, pins."""
+    """Every change a fix records, as written: flags added, values changed (``--flag 0.9 →
+    0.82``), flags removed, env vars, pins."""
+    from kb.records import shown_change
+
     return [
         *fix.add,
+        *(shown_change(c) for c in fix.change),
         *(f"remove {flag}" for flag in fix.remove),
         *fix.env,
         *fix.pins,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from kb.document import source_url
 from kb.errors import ExportError
-from kb.records import Finding
+from kb.records import Finding, change_sides, shown_change
 
 EXPORT_SCHEMA_VERSION = (
     3  # 3: status "works-with-flags" as in the findings (was "works with flags"); 2: "conflicting"
@@ -85,12 +85,19 @@ class SourceLink:
 
 @dataclass(frozen=True)
 class FlagItem:
-    kind: str  # "add" | "remove" | "env" | "pin"
+    kind: str  # "add" | "change" | "remove" | "env" | "pin"
     text: str  # exactly as the finding wrote it
 
     @property
     def display(self) -> str:
+        if self.kind == "change":
+            return shown_change(self.text)  # --mem-fraction-static 0.9 → 0.82
         return f"drop {self.text}" if self.kind == "remove" else self.text
+
+    @property
+    def setting(self) -> str:
+        """What to put in a command: the text, or for a change the setting it ends with."""
+        return change_sides(self.text)[1] if self.kind == "change" else self.text
 
 
 @dataclass(frozen=True)
@@ -364,6 +371,7 @@ def finding_flags(finding: Finding) -> tuple[FlagItem, ...]:
     fix = finding.fix
     return (
         tuple(FlagItem("add", t) for t in fix.add)
+        + tuple(FlagItem("change", t) for t in fix.change)
         + tuple(FlagItem("remove", t) for t in fix.remove)
         + tuple(FlagItem("env", t) for t in fix.env)
         + tuple(FlagItem("pin", t) for t in fix.pins)
@@ -819,6 +827,7 @@ def to_csv(table: CompatTable) -> str:
 def _flags_json(flags: Sequence[FlagItem]) -> dict:
     return {
         "add": [f.text for f in flags if f.kind == "add"],
+        "change": [f.text for f in flags if f.kind == "change"],
         "remove": [f.text for f in flags if f.kind == "remove"],
         "env": [f.text for f in flags if f.kind == "env"],
         "pins": [f.text for f in flags if f.kind == "pin"],

@@ -114,13 +114,14 @@ def _flags_cell(row: Row) -> str:
         return '<span class="muted">—</span>'
     items = []
     for f in flags:
-        kind = {"add": "", "remove": "drop", "env": "env", "pin": "pin"}[f.kind]
+        kind = {"add": "", "change": "change", "remove": "drop", "env": "env", "pin": "pin"}[f.kind]
         tag = f'<span class="kind k-{f.kind}">{kind}</span>' if kind else ""
-        items.append(
-            f'<li class="flag">{tag}<code>{_e(f.text)}</code>'
-            f"{_copy_button(f.text, 'Copy ' + f.text)}</li>"
+        shown = f.display if f.kind == "change" else f.text  # --flag 0.9 → 0.82
+        items.append(  # a change copies the setting it ends with
+            f'<li class="flag">{tag}<code>{_e(shown)}</code>'
+            f"{_copy_button(f.setting, 'Copy ' + f.setting)}</li>"
         )
-    adds = [f.text for f in flags if f.kind == "add"]
+    adds = [f.setting for f in flags if f.kind in ("add", "change")]
     extra = ""
     if len(adds) > 1:
         joined = " ".join(adds)

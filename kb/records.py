@@ -53,7 +53,10 @@ class Framework:
 class Fix:
     """What changed to make it work. Strings are kept exactly as the source wrote them."""
 
-    add: tuple[str, ...] = ()  # flags to add or change, with their new value
+    add: tuple[str, ...] = ()  # flags to add (or set), with their value
+    # a setting whose value changed, old value first: "--mem-fraction-static 0.9 -> 0.82",
+    # "NCCL_ALGO=Ring -> Tree" (see ``change_sides``)
+    change: tuple[str, ...] = ()
     remove: tuple[str, ...] = ()  # flags to drop
     env: tuple[str, ...] = ()  # "NAME=value"
     pins: tuple[str, ...] = ()  # "pkg==1.2", "pkg>=1.2", "org/image:tag"
@@ -61,7 +64,41 @@ class Fix:
     confirmed: bool | None = None  # False: the source proposes it but nobody reported it working
 
     def is_empty(self) -> bool:
-        return not (self.add or self.remove or self.env or self.pins)
+        return not (self.add or self.change or self.remove or self.env or self.pins)
+
+    @property
+    def changed_to(self) -> tuple[str, ...]:
+        """Each ``change`` entry as the setting it ends with: ``--mem-fraction-static 0.82``."""
+        return tuple(change_sides(c)[1] for c in self.change)
+
+
+_CHANGE_ARROW = re.compile(r"\s+(?:->|→)\s+")
+
+
+def change_sides(entry: str) -> tuple[str, str]:
+    """A ``fix.change`` entry -> the setting before and after, each as a fix item is written:
+    ``"--mem-fraction-static 0.9 -> 0.82"`` -> ``("--mem-fraction-static 0.9",
+    "--mem-fraction-static 0.82")``; ``"--dtype=half -> bfloat16"`` keeps the ``=``;
+    ``"NCCL_ALGO=Ring -> Tree"`` -> ``("NCCL_ALGO=Ring", "NCCL_ALGO=Tree")``. Raises
+    ``ValueError`` for an entry of another shape."""
+    parts = _CHANGE_ARROW.split(entry.strip())
+    if len(parts) != 2 or not parts[1].strip():
+        raise ValueError(entry)
+    before, new = parts[0].strip(), parts[1].strip()
+    m = _FLAG_BEFORE.match(before) or _ENV_BEFORE.match(before)
+    if m is None:
+        raise ValueError(entry)
+    return before, f"{m.group('name')}{m.group('sep')}{new}"
+
+
+def shown_change(entry: str) -> str:
+    """A ``fix.change`` entry as people read it: ``--mem-fraction-static 0.9 → 0.82``."""
+    return _CHANGE_ARROW.sub(" → ", entry.strip(), count=1)
+
+
+# "--flag OLD" or "--flag=OLD", and "NAME=OLD": the setting's name and how its value is joined
+_FLAG_BEFORE = re.compile(r"^(?P<name>--?[A-Za-z0-9][\w.-]*)(?P<sep>=|\s+)\S")
+_ENV_BEFORE = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<sep>=)\S")
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from kb.records import (
     Hardware,
     Performance,
     Symptom,
+    change_sides,
 )
 
 # Top-level keys in the order of the table in findings/README.md (root_cause sits beside the
@@ -60,7 +61,8 @@ REQUIRED = ("id", "title", "status")
 HARDWARE_KEYS = ("gpu", "count", "sm", "interconnect")
 FRAMEWORK_KEYS = ("name", "version")
 SYMPTOM_KEYS = ("class", "text")
-FIX_KEYS = ("add", "remove", "env", "pins", "note", "confirmed")
+FIX_KEYS = ("add", "change", "remove", "env", "pins", "note", "confirmed")
+FIX_SETTINGS = FIX_KEYS[:5]  # the lists of settings (the rest describe the fix)
 CHECKED_KEYS = ("date", "against", "note")
 PERFORMANCE_KEYS = ("throughput_tok_s", "concurrency", "baseline", "notes")
 
@@ -161,7 +163,7 @@ def finding_from_dict(
 _NESTED = {
     "hardware": HARDWARE_KEYS,
     "framework": FRAMEWORK_KEYS,
-    "fix": FIX_KEYS[:4],
+    "fix": FIX_SETTINGS,
     "performance": PERFORMANCE_KEYS,
 }
 
@@ -357,8 +359,19 @@ class _Checker:
                     f"'{self._name((*parts, 'env'))}' entries must look like NAME=value "
                     f"(got '{item}')",
                 )
+        change = self.strings(m.get("change"), (*parts, "change"))
+        for i, item in enumerate(change):
+            try:
+                change_sides(item)
+            except ValueError:
+                raise self.error(
+                    (*parts, "change", str(i)),
+                    f"'{self._name((*parts, 'change'))}' entries must look like "
+                    f"'--flag OLD -> NEW' or 'NAME=OLD -> NEW' (got '{item}')",
+                ) from None
         return Fix(
             add=self.strings(m.get("add"), (*parts, "add")),
+            change=change,
             remove=self.strings(m.get("remove"), (*parts, "remove")),
             env=env,
             pins=self.strings(m.get("pins"), (*parts, "pins")),
@@ -481,10 +494,11 @@ def finding_to_dict(f: Finding) -> dict[str, Any]:
 
 
 def fix_to_dict(fix: Fix) -> dict[str, Any]:
-    """``{add, remove, env, pins, note}`` without the empty ones."""
+    """``{add, change, remove, env, pins, note, confirmed}`` without the empty ones."""
     return _compact(
         {
             "add": list(fix.add),
+            "change": list(fix.change),
             "remove": list(fix.remove),
             "env": list(fix.env),
             "pins": list(fix.pins),

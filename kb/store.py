@@ -469,6 +469,7 @@ def _fix_rows(f: Finding) -> list[tuple[str, str, str, int | None]]:
     rows: list[tuple[str, str, str, int | None]] = []
     for alt_index, fix in [(None, f.fix), *enumerate(f.alternatives)]:
         rows += [("flag", "add", t, alt_index) for t in fix.add]
+        rows += [("flag", "change", t, alt_index) for t in fix.change]
         rows += [("flag", "remove", t, alt_index) for t in fix.remove]
         rows += [("env", "add", t, alt_index) for t in fix.env]
         rows += [("pin", "add", t, alt_index) for t in fix.pins]

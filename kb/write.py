@@ -16,7 +16,7 @@ import yaml
 
 from kb.atomic import atomic_create, atomic_write
 from kb.errors import DeployKBError, FindingError, FindingExistsError
-from kb.records import Finding, Fix
+from kb.records import Finding, Fix, shown_change
 from kb.serialize import ID_RE, finding_to_dict
 
 _COMMAND_KEYS = ("failing_command", "working_command")
@@ -107,6 +107,7 @@ def generate_body(f: Finding) -> str:
 
 def _fix_bullets(fix: Fix) -> list[str]:
     out = [f"- Add `{x}`" for x in fix.add]
+    out += [f"- Change `{shown_change(x)}`" for x in fix.change]
     out += [f"- Remove `{x}`" for x in fix.remove]
     out += [f"- Set `{x}`" for x in fix.env]
     out += [f"- Pin `{x}`" for x in fix.pins]

@@ -573,10 +573,72 @@ def test_command_diff_keeps_the_working_commands_spelling():
         "--mem-fraction-static 0.8 --attention_backend=triton --disable-cuda-graph"
     )
     assert F.fix_from_commands(failing, working) == Fix(
-        add=("--attention_backend=triton", "--disable-cuda-graph"),
+        add=("--disable-cuda-graph",),
+        change=("--attention_backend=flashinfer -> triton",),  # a value changed is a change
         remove=("--kv-cache-dtype fp8_e4m3", "NCCL_P2P_DISABLE=1"),
         env=("SGLANG_ENABLE_JIT_DEEPGEMM=0",),
     )
+
+
+MEM_FAILING = "python -m sglang.launch_server --model-path nvidia/GLM-5-NVFP4 --tp 8 --mem-fraction-static 0.9"
+MEM_WORKING = MEM_FAILING.replace("0.9", "0.82")
+OOM = "oom: torch.OutOfMemoryError: CUDA out of memory while capturing CUDA graphs at batch 512"
+
+
+def test_a_changed_value_is_recorded_read_linted_proposed_and_exported_as_a_change(env):
+    added = run("add", "--no-input", "--failing-cmd", MEM_FAILING, "--working-cmd", MEM_WORKING,
+                "--gpu", "RTX PRO 6000", "--symptom", OOM)  # fmt: skip
+    assert added.exit_code == 0, added.stderr
+    path = env / "findings" / "glm-5-nvfp4-sm120-oom.md"
+    text = path.read_text()
+    assert "fix:\n  change:\n    - --mem-fraction-static 0.9 -> 0.82\n" in text
+    assert "\n## Fix\n\n- Change `--mem-fraction-static 0.9 → 0.82`\n" in text
+    assert "add:" not in text and "Add `" not in text
+    f = parse_file(path).findings[0]
+    assert f.fix == Fix(change=("--mem-fraction-static 0.9 -> 0.82",))
+    assert f.title.endswith("oom, fixed by --mem-fraction-static 0.9 → 0.82")
+    assert lint_paths([env / "findings"]).errors == () == lint_paths([env / "findings"]).warnings
+    # ask proposes it as a change from the user's value
+    asked = run("ask", OOM.split(": ", 1)[1], "--gpu", "sm120", "--cmd", MEM_FAILING,
+                "--findings", "findings", "--json")  # fmt: skip
+    best = json.loads(asked.stdout)["matches"][0]
+    assert best["id"] == "glm-5-nvfp4-sm120-oom"
+    assert [(c["action"], c["name"], c["old"], c["value"]) for c in best["changes"]] == [
+        ("change", "--mem-fraction-static", "0.9", "0.82")
+    ]
+    shown = run("show", "glm-5-nvfp4-sm120-oom").stdout
+    assert "\nFix\n  --mem-fraction-static 0.9 → 0.82\n" in shown
+    exported = run("export", "--format", "md", "--findings", "findings", "--model", "GLM-5-NVFP4")
+    assert "`--mem-fraction-static 0.9 → 0.82`" in exported.stdout
+
+
+def test_a_change_is_typed_as_old_arrow_new():
+    assert F.parse_change("--mem-fraction-static 0.9 -> 0.82") == (
+        "change",
+        "--mem-fraction-static 0.9 -> 0.82",
+    )
+    assert F.parse_change("NCCL_ALGO=Ring → Tree") == ("change", "NCCL_ALGO=Ring → Tree")
+    with pytest.raises(InputError) as exc:
+        F.parse_change("--mem-fraction-static -> 0.82")
+    assert str(exc.value) == (
+        "'--mem-fraction-static -> 0.82': a change is written '--flag OLD -> NEW' or "
+        "'NAME=OLD -> NEW'"
+    )
+
+
+def test_a_change_entry_against_a_command_is_a_change_or_an_add():
+    from agent.flags import diff
+
+    fix = Fix(change=("--mem-fraction-static 0.9 -> 0.82",))
+    listed = diff(None, fix, finding_framework="sglang")  # no command: the entry as written
+    assert [(c.action, c.name, c.old, c.value) for c in listed] == [
+        ("change", "--mem-fraction-static", "0.9", "0.82")
+    ]
+    mine = parse_command(MEM_FAILING.replace("0.9", "0.88"))  # the user's own value is the old
+    assert [(c.action, c.old, c.value) for c in diff(mine, fix)] == [("change", "0.88", "0.82")]
+    without = parse_command(MEM_FAILING.replace(" --mem-fraction-static 0.9", ""))
+    assert [(c.action, c.value) for c in diff(without, fix)] == [("add", "0.82")]
+    assert diff(parse_command(MEM_WORKING), fix) == ()  # already in place
 
 
 def test_command_diff_records_an_image_change_as_a_pin():

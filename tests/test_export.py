@@ -212,6 +212,25 @@ def test_flags_list_removals_env_and_pins_as_written():
     ]
 
 
+def test_a_changed_value_is_shown_as_a_change_and_copied_as_its_new_setting():
+    from kb.export_html import to_html
+
+    fix = Fix(add=("--tp 8",), change=("--mem-fraction-static 0.9 -> 0.82",))
+    table = build_table([finding("f", "works-with-flags", fix=fix)])
+    assert [f.display for f in table.rows[0].cell.flags] == [
+        "--tp 8",
+        "--mem-fraction-static 0.9 → 0.82",
+    ]
+    row = table_to_dict(table)["rows"][0]
+    assert row["fix"]["change"] == ["--mem-fraction-static 0.9 -> 0.82"]
+    assert row["flags"][1] == "--mem-fraction-static 0.9 → 0.82"
+    assert "`--mem-fraction-static 0.9 → 0.82`" in to_markdown(table)
+    html = to_html(table)
+    assert '<span class="kind k-change">change</span><code>--mem-fraction-static 0.9 → 0.82' in html
+    assert 'data-copy="--mem-fraction-static 0.82"' in html
+    assert 'data-copy="--tp 8 --mem-fraction-static 0.82"' in html  # copy all flags
+
+
 def test_conflicting_findings_newest_first():
     old = finding("old-works", "works-with-flags", date="2026-02", fix=Fix(add=("--a",)))
     new = finding("new-breaks", "broken", date="2026-05", framework=Framework("vllm", "0.10.0"))

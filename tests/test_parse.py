@@ -240,6 +240,11 @@ HEAD = "---\nid: case\ntitle: A case\nstatus: broken\n"
             "fix:\n  env:\n    - VLLM_USE_DEEP_GEMM\n",
             "7: 'fix.env' entries must look like NAME=value (got 'VLLM_USE_DEEP_GEMM')",
         ),
+        (
+            "fix:\n  change:\n    - --mem-fraction-static 0.82\n",
+            "7: 'fix.change' entries must look like '--flag OLD -> NEW' or 'NAME=OLD -> NEW' "
+            "(got '--mem-fraction-static 0.82')",
+        ),
         ("symptoms:\n  - class: nan\n", "6: symptom 1 has no 'text'"),
         (
             "performance:\n  throughput_tok_s: fast\n",

@@ -162,7 +162,10 @@ def _fix(draft: Draft, _request: Request) -> Draft:
             typer.echo(f"  {line}")
         if not typer.confirm("Keep it?", default=True):
             fix = Fix()
-    for entry in _items("Add a change ('--flag value', 'remove --flag', NAME=value, pkg==1.2)"):
+    label = (
+        "Add a change ('--flag value', '--flag OLD -> NEW', 'remove --flag', NAME=value, pkg==1.2)"
+    )
+    for entry in _items(label):
         fix = _prompted(lambda e=entry, f=fix: add_change(f, e, draft.framework)) or fix
     return replace(draft, fix=fix)
 
@@ -186,8 +189,11 @@ def _prompted(make: Any) -> Any:
 
 
 def _fix_lines(fix: Fix) -> list[str]:
+    from kb.records import shown_change
+
     return [
         *(f"+ {x}" for x in fix.add),
+        *(f"~ {shown_change(x)}" for x in fix.change),
         *(f"- {x}" for x in fix.remove),
         *(f"env {x}" for x in fix.env),
         *(f"pin {x}" for x in fix.pins),

@@ -18,7 +18,7 @@ from agent.flags.launch import flags_in
 from agent.flags.spelling import is_config, render_flag
 from agent.registry import DISPLAY, Registry, bool_literal, load_registry
 from kb.frameworks import normalise_framework
-from kb.records import Fix, Flag, FlagChange, LaunchConfig
+from kb.records import Fix, Flag, FlagChange, LaunchConfig, change_sides
 
 
 def diff(current: LaunchConfig | None, fix: Fix, **options: Any) -> tuple[FlagChange, ...]:
@@ -59,9 +59,22 @@ def diff_with_notes(
             ch for item in items for ch in parse_fix_item(item, src, action=action, registry=reg)
         ]
 
+    def changed(entry: str) -> list[FlagChange]:
+        """A ``fix.change`` entry: against a command, its new setting (the command decides
+        add or change); listed alone, a "change" from the entry's old value."""
+        before, after = change_sides(entry)
+        if current is not None:
+            return read([after], "add")
+        old = {(c.kind, c.name): c.value for c in read([before], "add")}
+        return [
+            replace(c, action="change", old=old.get((c.kind, c.name))) for c in read([after], "add")
+        ]
+
     return diff_changes(
         current,
-        read([*fix.add, *fix.env, *fix.pins], "add"),
+        read(fix.add, "add")
+        + [c for e in fix.change for c in changed(e)]
+        + read([*fix.env, *fix.pins], "add"),
         read(fix.remove, "remove"),
         source_framework=src,
         target_framework=dst,

@@ -85,7 +85,11 @@ def add_command(
     ] = None,
     root_cause: Annotated[_Text, _opt("--root-cause", help="Why it failed.")] = None,
     add_flag: Annotated[
-        _List, _opt("--add-flag", help="Flag added or changed, with its value (repeatable).")
+        _List,
+        _opt(
+            "--add-flag",
+            help="Flag added, with its value, or changed: '--flag OLD -> NEW' (repeatable).",
+        ),
     ] = None,
     remove_flag: Annotated[_List, _opt("--remove-flag", help="Flag dropped (repeatable).")] = None,
     env: Annotated[_List, _opt("--env", help="NAME=value set for the fix (repeatable).")] = None,
