@@ -201,6 +201,7 @@ def _check_fields(
                 )
 
     _check_components(d, keys, out)
+    _check_placeholders(d, keys, out, registry)
     _check_flags(d, keys, out, registry)
 
 
@@ -230,6 +231,140 @@ def is_link(source: str) -> bool:
 
 def _short(text: str, n: int = 60) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
+
+
+# --- redaction placeholders where a value must stand ------------------------------------------
+
+# A placeholder is expected in the value of a setting that holds what it replaced: an address in
+# --host, --dist-init-addr, MASTER_ADDR; a secret in --api-key, HF_TOKEN; a user's home in a path.
+_ADDRESS_SETTING = re.compile(
+    r"host|addr|endpoint|url|uri|master|server|(?:^|[-_])ip(?:$|[-_])|node|peer|proxy|registry"
+    r"|ifname|interface",
+    re.I,
+)
+_SECRET_SETTING = re.compile(r"key|token|secret|passw|auth|credential|cookie|login", re.I)
+_ADDRESSES = frozenset({"<ip>", "<ipv6>", "<host>", "<user>", "<email>"})
+_HOME = re.compile(r"(?:/home/|/Users/|C:\\Users\\|~)<user>")
+
+
+def _check_placeholders(
+    d: Mapping[str, Any], keys: dict[str, int], out: _Collector, registry: Registry | None
+) -> None:
+    """A placeholder ``kb.redact`` writes (``<ip>``, ``<redacted>``...) where a value must stand:
+    in ``model``, ``framework.version``, a flag, variable or pin of the fix, its alternatives,
+    what was tried and the two commands. Redaction took a real value there (a version read as
+    an address), and the finding can neither be matched nor applied."""
+    fw_block = d.get("framework")
+    fw_name = fw_block.get("name") if isinstance(fw_block, Mapping) else None
+    check = _PlaceholderCheck(out, keys, registry, fw_name if isinstance(fw_name, str) else None)
+    check.value("model", d.get("model"), "the model's Hugging Face id")
+    version = fw_block.get("version") if isinstance(fw_block, Mapping) else None
+    check.value("framework.version", version, "the version as the source gives it")
+    fixes: list[tuple[str, Any]] = [("fix", d.get("fix"))]
+    alts = d.get("alternatives")
+    if isinstance(alts, list):
+        fixes += [(f"alternatives.{i}", a) for i, a in enumerate(alts)]
+    for prefix, fix in fixes:
+        for field in ("add", "change", "remove", "env", "pins"):
+            items = fix.get(field) if isinstance(fix, Mapping) else None
+            for i, item in enumerate(items if isinstance(items, list) else []):
+                check.item(item, f"{prefix}.{field}", f"{prefix}.{field}.{i}")
+    tried = d.get("tried_without_effect")
+    for i, item in enumerate(tried if isinstance(tried, list) else []):
+        check.item(item, "tried_without_effect", f"tried_without_effect.{i}", free_text=True)
+    for key in ("failing_command", "working_command"):
+        check.command(d.get(key), key)
+
+
+class _PlaceholderCheck:
+    def __init__(
+        self, out: _Collector, keys: dict[str, int], registry: Registry | None, fw: str | None
+    ) -> None:
+        self.out, self.keys, self.registry, self.fw = out, keys, registry, fw
+
+    def error(self, key: str, field: str, text: str, found: tuple[str, ...], what: str) -> None:
+        noun = "placeholder" if len(found) == 1 else "placeholders"
+        self.out.error(
+            self.keys.get(key, self.keys.get(key.rsplit(".", 1)[0])),
+            f"{field}: '{_short(text)}' holds the redaction {noun} {' and '.join(found)} where a "
+            f"value must stand: write {what}",
+        )
+
+    def value(self, key: str, text: Any, what: str) -> None:
+        from kb.redact import placeholders_in
+
+        if isinstance(text, str) and (found := placeholders_in(text)):
+            self.error(key, key, text.strip(), found, what)
+
+    def item(self, item: Any, field: str, key: str, free_text: bool = False) -> None:
+        """One fix entry (or tried entry): its settings by name and value."""
+        from agent.flags import parse_fix_item
+        from kb.records import change_sides
+        from kb.redact import placeholders_in
+
+        if not isinstance(item, str) or not placeholders_in(item):
+            return
+        text = item.strip()
+        try:
+            if field.endswith(".change"):  # both sides: the old value and the new one
+                changes = tuple(
+                    c for side in change_sides(text) for c in parse_fix_item(side, self.fw)
+                )
+            else:
+                changes = parse_fix_item(text, self.fw)
+        except (CommandParseError, ValueError):
+            if not free_text:  # an entry the parser cannot read: every placeholder counts
+                self.error(key, field, text, placeholders_in(text), "the value the source gives")
+            return
+        settings = [(c.name, c.value or "", c.kind) for c in changes]
+        self._settings(settings, text, field, key)
+
+    def command(self, cmd: Any, key: str) -> None:
+        """The flags, variables and image of a launch command (its program and model path may
+        hold a redacted home directory)."""
+        from agent.flags import parse_command
+        from kb.redact import placeholders_in
+
+        if not isinstance(cmd, str) or not placeholders_in(cmd):
+            return
+        try:
+            cfg = parse_command(cmd, self.fw, source=key, registry=self.registry)
+        except CommandParseError:
+            return  # said by the flag checks
+        settings = [(f.name, f.value or "", "flag", f.written) for f in cfg.flags]
+        settings += [(name, value, "env", f"{name}={value}") for name, value in cfg.env]
+        settings += [("image", cfg.image, "pin", cfg.image)] if cfg.image else []
+        for name, value, kind, written in settings:
+            self._settings([(name, value, kind)], written.strip(), key, key)
+
+    def _settings(self, settings: list[tuple[str, str, str]], text: str, field: str, key: str):
+        from kb.redact import placeholders_in
+
+        misplaced: list[str] = []
+        for name, value, kind in settings:
+            for found in placeholders_in(name):
+                misplaced.append(found)
+            for found in placeholders_in(value):
+                if not _expected(found, name, value, kind):
+                    misplaced.append(found)
+        if misplaced:
+            what = "the value the source gives (a version, a number, a flag)"
+            self.error(key, field, text, tuple(dict.fromkeys(misplaced)), what)
+
+
+def _expected(found: str, name: str, value: str, kind: str) -> bool:
+    """Whether a placeholder in a setting's value replaced what the setting holds: an address in
+    an address setting (``--host <ip>``), a secret in a secret one (``HF_TOKEN=<redacted>``), a
+    user's home in a path (``--download-dir /home/<user>/hf``), a private registry's host in an
+    image (``<host>:5000/team/sglang:v0.5``)."""
+    if found == "<user>" and _HOME.search(value):
+        return True
+    if kind == "pin":
+        registry = value.split("/", 1)[0] if "/" in value else ""
+        return found in ("<host>", "<ip>") and found in registry
+    if found in _ADDRESSES:
+        return bool(_ADDRESS_SETTING.search(name))
+    return bool(_SECRET_SETTING.search(name))
 
 
 # --- flags -------------------------------------------------------------------------------------

@@ -37,6 +37,35 @@ from typing import Any
 
 from kb.records import Redaction
 
+# Every placeholder a rule below writes in place of what it removed (a home directory keeps its
+# prefix: /home/<user>/). ``lint`` refuses one where a value must stand (a version, a model id,
+# a flag's setting); tests/test_redact.py keeps the list in step with the rules.
+PLACEHOLDERS = (
+    "<redacted>",
+    "<ip>",
+    "<ipv6>",
+    "<host>",
+    "<user>",
+    "<email>",
+    "<private-key>",
+    "<hf-token>",
+    "<api-key>",
+    "<github-token>",
+    "<aws-access-key>",
+    "<ngc-key>",
+    "<jwt>",
+    "<slack-webhook>",
+    "<slack-token>",
+)
+_PLACEHOLDER_RE = re.compile("|".join(re.escape(p) for p in PLACEHOLDERS))
+
+
+def placeholders_in(text: str) -> tuple[str, ...]:
+    """The redaction placeholders ``text`` holds, each once, in order (``("<redacted>", "<ip>")``
+    for ``<redacted>/Model-<ip>``)."""
+    return tuple(dict.fromkeys(_PLACEHOLDER_RE.findall(text)))
+
+
 # Hosts that are public documentation or registries: never redacted (sources link to them), nor
 # are their sub-domains.
 PUBLIC_HOSTS = (

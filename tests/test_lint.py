@@ -198,6 +198,65 @@ def test_unknown_flags_in_commands_are_warnings(folder):
     ]
 
 
+TOKENS = """\
+---
+id: tokens
+title: "Model on H100: OOM at start-up"
+status: works-with-flags
+model: <redacted>/Model-<ip>
+hardware:
+  sm: sm90
+framework:
+  name: sglang
+  version: 0.<ip>
+fix:
+  add:
+    - --mem-fraction-static <ip>
+    - --dist-init-addr <ip>:5000
+  change:
+    - --chunked-prefill-size 8192 -> <host>
+  env:
+    - HF_TOKEN=<redacted>
+    - SGLANG_CUSTOM=<redacted>
+tried_without_effect:
+  - --cuda-graph-max-bs <ip>
+  - restarting <host>
+failing_command: |
+  HF_TOKEN=<redacted> /home/<user>/venv/bin/python -m sglang.launch_server --model-path /home/<user>/models/m --host <ip> --max-running-requests <ip>
+working_command: |
+  docker run <host>:5000/team/sglang:v0.5.9 python -m sglang.launch_server --model-path m --tp 2
+sources:
+  - sgl-project/sglang#1
+---
+"""
+
+
+def test_a_redaction_placeholder_where_a_value_must_stand_is_an_error(folder):
+    write(folder, "tokens.md", TOKENS)
+    result = lint("findings")
+    assert result.exit_code == 1
+    ph = "holds the redaction placeholder"
+    assert result.stdout.splitlines() == [
+        f"findings/tokens.md:5: error: model: '<redacted>/Model-<ip>' {ph}s <redacted> and <ip> "
+        "where a value must stand: write the model's Hugging Face id",
+        f"findings/tokens.md:10: error: framework.version: '0.<ip>' {ph} <ip> where a value must "
+        "stand: write the version as the source gives it",
+        f"findings/tokens.md:13: error: fix.add: '--mem-fraction-static <ip>' {ph} <ip> where a "
+        "value must stand: write the value the source gives (a version, a number, a flag)",
+        f"findings/tokens.md:16: error: fix.change: '--chunked-prefill-size 8192 -> <host>' {ph} "
+        "<host> where a value must stand: write the value the source gives (a version, a number, "
+        "a flag)",
+        f"findings/tokens.md:19: error: fix.env: 'SGLANG_CUSTOM=<redacted>' {ph} <redacted> where "
+        "a value must stand: write the value the source gives (a version, a number, a flag)",
+        f"findings/tokens.md:21: error: tried_without_effect: '--cuda-graph-max-bs <ip>' {ph} "
+        "<ip> where a value must stand: write the value the source gives (a version, a number, "
+        "a flag)",
+        f"findings/tokens.md:23: error: failing_command: '--max-running-requests <ip>' {ph} <ip> "
+        "where a value must stand: write the value the source gives (a version, a number, a flag)",
+    ]  # an address in --dist-init-addr and --host, HF_TOKEN's secret, a home directory in a
+    # path and a private registry's host are what redaction is for: not errors
+
+
 def test_missing_folder_is_an_error(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = lint()

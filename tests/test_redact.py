@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kb.redact import find_secrets, redact
@@ -60,6 +62,30 @@ def test_each_kind_is_replaced(text, secret, kind):
     out, found = redact(text)
     assert secret not in out
     assert kind in {r.kind for r in found}
+
+
+def test_placeholders_lists_every_placeholder_a_rule_writes():
+    """``PLACEHOLDERS`` (what lint refuses where a value must stand) is in step with the rules:
+    every ``<name>`` in a string of kb/redact.py but regex group names is in it, and each of
+    its entries is written by a rule."""
+    import io
+    import tokenize
+    from pathlib import Path
+
+    import kb.redact
+    from kb.redact import PLACEHOLDERS, placeholders_in
+
+    source = Path(kb.redact.__file__).read_text()
+    head, rest = source.split("\nPLACEHOLDERS = (", 1)
+    source = head + rest.split("\n)\n", 1)[1]  # the rules, without the list itself
+    written: set[str] = set()
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.STRING or tok.type == getattr(tokenize, "FSTRING_MIDDLE", -1):
+            text = re.sub(r"\(\?P[<=][a-z]+>?", "", tok.string)  # (?P<q> and (?P=q) are groups
+            written |= set(re.findall(r"<[a-z][a-z0-9-]*>", text))
+    assert written - set(PLACEHOLDERS) - {"<user>@", "<host>:"} == set()
+    assert set(PLACEHOLDERS) <= written
+    assert placeholders_in("<redacted>/Model-<ip> and <ip>") == ("<redacted>", "<ip>")
 
 
 @pytest.mark.parametrize(
