@@ -190,19 +190,37 @@ def _check_fields(
                     f"symptom class '{cls}' is not one of: {', '.join(SYMPTOM_CLASSES)}",
                 )
 
-    sources = d.get("sources")
-    if isinstance(sources, list):
-        for i, src in enumerate(sources):
-            if isinstance(src, str) and src.strip() and not is_link(src):
-                out.warning(
-                    keys.get(f"sources.{i}", keys.get("sources")),
-                    f"source '{_short(src.strip())}' is not a link: use a URL, owner/repo#N "
-                    "or a path to a file",
-                )
-
+    _check_model_and_sources(d, keys, out)
     _check_components(d, keys, out)
     _check_placeholders(d, keys, out, registry)
     _check_flags(d, keys, out, registry)
+
+
+def _check_model_and_sources(d: Mapping[str, Any], keys: dict[str, int], out: _Collector) -> None:
+    """A model or a source that is a path on one machine; a source that is no link."""
+    model = d.get("model")
+    if isinstance(model, str) and is_local_path(model):
+        out.warning(
+            keys.get("model"),
+            f"model '{_short(model.strip())}' is a path on one machine: write the model's "
+            "Hugging Face id (org/name)",
+        )
+    sources = d.get("sources")
+    if isinstance(sources, list):
+        for i, src in enumerate(sources):
+            line = keys.get(f"sources.{i}", keys.get("sources"))
+            if isinstance(src, str) and is_local_path(src):
+                out.warning(
+                    line,
+                    f"source '{_short(src.strip())}' is a path on one machine: cite what a reader "
+                    "can open (a URL, owner/repo#N, a file in the repository, 'report: ...')",
+                )
+            elif isinstance(src, str) and src.strip() and not is_link(src):
+                out.warning(
+                    line,
+                    f"source '{_short(src.strip())}' is not a link: use a URL, owner/repo#N "
+                    "or a path to a file",
+                )
 
 
 def _check_components(d: Mapping[str, Any], keys: dict[str, int], out: _Collector) -> None:
@@ -227,6 +245,15 @@ def is_link(source: str) -> bool:
     a report that is not online (``report: <what it is>``)."""
     s = source.strip()
     return bool(_URL.match(s) or _GITHUB_REF.match(s) or _FILE_PATH.match(s) or _REPORT.match(s))
+
+
+_LOCAL_PATH = re.compile(r"^(?:/|~|[A-Za-z]:[\\/]|\\\\)")
+
+
+def is_local_path(text: str) -> bool:
+    """An absolute or home-relative path (``/data/models/x``, ``~/logs/a.log``, ``C:\\models``):
+    a place on one machine, not something a reader of a shared finding can open."""
+    return bool(_LOCAL_PATH.match(text.strip()))
 
 
 def _short(text: str, n: int = 60) -> str:

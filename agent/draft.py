@@ -53,7 +53,10 @@ class Draft:
     title: str | None = None
     status: str | None = None
     date: str | None = None
-    model: str | None = None
+    model: str | None = None  # the Hugging Face id recorded
+    # the folder the model was named by (--model, a command's model path): read for config.json,
+    # never recorded; the id it stands for is ``model`` once known
+    model_path: str | None = None
     architecture: str | None = None
     quantization: str | None = None
     gpu: str | None = None

@@ -74,6 +74,21 @@ def model_reference(model: str) -> str:
     return "hub" if is_hub_id(model) else "name"
 
 
+_HF_CACHE_FOLDER = re.compile(r"(?:^|/)models--([\w.\-]+)--([\w.\-]+)(?:/|$)")
+
+
+def hub_id_of_folder(path: str, config: Mapping[str, Any] | None) -> str | None:
+    """The Hugging Face id of a model folder on this machine, when something says it: its
+    ``config.json``'s ``_name_or_path`` (when that is an id, not another path), or the Hub cache's
+    folder name (``.../models--nvidia--GLM-5-NVFP4/snapshots/<rev>``). None otherwise: the
+    folder's own name is a name someone chose, not the model's id."""
+    named = (config or {}).get("_name_or_path")
+    if isinstance(named, str) and is_hub_id(named.strip()):
+        return named.strip()
+    m = _HF_CACHE_FOLDER.search(str(path).replace("\\", "/"))
+    return f"{m.group(1)}/{m.group(2)}" if m else None
+
+
 def model_context(
     model: str, *, client: httpx.Client | None = None, must_exist: bool = True
 ) -> ArchTraits | None:

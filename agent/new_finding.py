@@ -39,6 +39,7 @@ class Request:
 
     title: str | None = None
     model: str | None = None
+    model_id: str | None = None  # the id to record when ``model`` is a folder
     arch: str | None = None
     quant: str | None = None
     gpu: str | None = None
@@ -127,7 +128,46 @@ def start(
 
         draft = with_plan_step(draft, saved, str(request.from_ask), request.fixed_by, choose_step)
     draft = with_options(draft, request, today or dt.date.today().isoformat())
+    kept = tuple(s for s in draft.sources if not is_the_log(s, request.log))
+    if kept != draft.sources:
+        warnings.append(
+            f"--source {request.log}: the log given with --log is a file on this machine, not a "
+            "source a reader can open; not recorded (its error lines are the symptoms)"
+        )
+        draft = replace(draft, sources=kept)
+    if draft.model_path and not draft.model and not prompting:
+        why = _no_id_why(draft.model_path)
+        if _unless_folder(request.model) is None and request.model:
+            raise InputError(
+                f"--model {draft.model_path}: a folder on one machine, and {why}: pass --model-id "
+                "org/name (the id the finding records; the folder is still read for config.json)"
+            )
+        warnings.append(
+            f"the commands name the model by a folder, {draft.model_path}, and {why}: no model "
+            "recorded (pass --model-id org/name)"
+        )
     return Started(request, folder, draft, tuple(warnings))
+
+
+def is_the_log(source: str, log: str | None) -> bool:
+    """Whether ``source`` names the file ``--log`` read (never a source: see ``start``)."""
+    if not log or log == "-":
+        return False
+    try:
+        return Path(source.strip()).expanduser().resolve() == Path(log).expanduser().resolve()
+    except (OSError, ValueError):
+        return False
+
+
+def _no_id_why(path: str) -> str:
+    """Why a model folder gave no Hugging Face id."""
+    from agent.hub import model_reference
+
+    if model_reference(path) != "local":
+        return "it is not on this machine"
+    if Path(path).expanduser().is_dir() and not (Path(path).expanduser() / "config.json").is_file():
+        return "it has no config.json"
+    return "its config.json names no Hugging Face id (_name_or_path)"
 
 
 def record(started: Started, draft: Draft, *, redact: bool = True) -> Recorded:
@@ -172,6 +212,8 @@ def derive_draft(
     if model:
         facts, warning = model_facts(model, client=client)
         draft = merge(draft, facts)
+        if facts.model_path:  # a folder: the id it stands for, or nothing (asked for)
+            draft = replace(draft, model=facts.model)
         # with --arch the architecture is known: a config.json that cannot be read is no news
         warnings += [warning] if warning and not request.arch else []
     if request.gpu:
@@ -223,10 +265,16 @@ def _from_log(draft: Draft, log: str, stdin: IO[str] | None) -> tuple[Draft, str
 
 def model_facts(model: str, *, client: Any = None) -> tuple[Draft, str | None]:
     """Architecture, quantization and traits from config.json (see ``agent.hub.model_context``);
-    one that cannot be read is a warning: the finding is recorded without them."""
-    from agent.hub import model_context
+    one that cannot be read is a warning: the finding is recorded without them.
+
+    A folder (here, or on the serving host as a command names it) is not what a finding records:
+    ``model`` is the Hugging Face id its config.json or its Hub-cache name gives
+    (``agent.hub.hub_id_of_folder``), else None, and ``model_path`` keeps the folder."""
+    from agent.hub import model_context, model_reference
     from kb.errors import ConfigFetchError
 
+    if model_reference(model) in ("local", "missing"):
+        return _folder_facts(model)
     try:
         traits = model_context(model, client=client)
     except ConfigFetchError as exc:
@@ -235,6 +283,30 @@ def model_facts(model: str, *, client: Any = None) -> tuple[Draft, str | None]:
         return Draft(), None  # a bare name: nothing to look up
     return Draft(
         architecture=traits.model_type, quantization=traits.quantization, tags=traits.traits
+    ), None
+
+
+def _folder_facts(path: str) -> tuple[Draft, str | None]:
+    """A model folder: its config.json's traits (when it is here) and the id it stands for."""
+    from agent.context import traits_from_config
+    from agent.hub import hub_id_of_folder, load_model_config, model_reference
+    from kb.errors import ConfigFetchError
+
+    config, warning = None, None
+    if model_reference(path) == "local":
+        try:
+            config = load_model_config(path)
+        except ConfigFetchError as exc:
+            warning = f"{exc} (the finding gets no architecture or quantization from it)"
+    facts = Draft(model=hub_id_of_folder(path, config), model_path=path)
+    if config is None:
+        return facts, warning
+    traits = traits_from_config(config)
+    return replace(
+        facts,
+        architecture=traits.model_type,
+        quantization=traits.quantization,
+        tags=traits.traits,
     ), None
 
 
@@ -268,7 +340,7 @@ def with_options(draft: Draft, request: Request, today: str) -> Draft:
             id=request.id,
             title=request.title,
             status=request.status,
-            model=request.model,
+            model=request.model_id or _unless_folder(request.model),
             architecture=request.arch,
             quantization=request.quant,
             gpu_count=request.gpu_count,
@@ -295,6 +367,13 @@ def with_options(draft: Draft, request: Request, today: str) -> Draft:
         tags=unique(request.tags + draft.tags),
         date=today,
     )
+
+
+def _unless_folder(model: str | None) -> str | None:
+    """``--model`` as the id to record; a folder is not one (see ``model_facts``)."""
+    from agent.hub import model_reference
+
+    return model if model and model_reference(model) not in ("local", "missing") else None
 
 
 def _add_explicit(fix: Fix, kind: str, value: str) -> Fix:

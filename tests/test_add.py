@@ -17,6 +17,7 @@ from agent import fixes as F
 from agent.checks import lint_paths
 from agent.cli.app import app
 from agent.flags import parse_command
+from agent.hub import load_model_config as REAL_LOAD
 from kb.errors import InputError
 from kb.parse import parse_file, parse_text
 from kb.records import Fix, SalientLine, Symptom, Triage
@@ -445,6 +446,125 @@ def test_log_from_stdin_needs_no_input(env):
     assert piped.exit_code == 0, piped.stderr
     f = parse_file(next((env / "findings").glob("*.md"))).findings[0]
     assert f.symptoms[0].cls == "device-assert"
+
+
+# --- a model folder on this machine ----------------------------------------------------------
+
+
+@pytest.fixture
+def model_folder(env, monkeypatch):
+    """``models/glm5-local`` with a config.json; config.json files on disk are read for real."""
+    from agent import hub
+
+    fake = hub.load_model_config  # the env fixture's: no network
+
+    def config(model, **kw):
+        return REAL_LOAD(model, **kw) if Path(model).expanduser().exists() else fake(model, **kw)
+
+    monkeypatch.setattr("agent.hub.load_model_config", config)
+    folder = env / "models" / "glm5-local"
+    folder.mkdir(parents=True)
+    return folder
+
+
+def write_config(folder: Path, **extra: object) -> None:
+    (folder / "config.json").write_text(json.dumps({**GLM5_CONFIG, **extra}))
+
+
+def folder_add(folder: Path, *extra: str):
+    return run("add", "--no-input", "--model", folder, "--gpu", "8x RTX PRO 6000",
+               "--symptom", "nan: logits are NaN at the first decode step", "--status", "broken",
+               *extra)  # fmt: skip
+
+
+def test_a_model_folder_records_the_id_its_config_names(model_folder):
+    write_config(model_folder, _name_or_path="zai-org/GLM-5")
+    result = folder_add(model_folder)
+    assert result.exit_code == 0, result.stderr
+    path = env_findings(model_folder) / "glm-5-sm120-nan.md"
+    f = parse_file(path).findings[0]
+    assert (f.model, f.architecture) == ("zai-org/GLM-5", "glm_moe_dsa")  # read from the folder
+    assert f.title == "GLM-5 on 8x RTX PRO 6000 Blackwell: nan"  # not the folder's name
+    assert "glm5-local" not in path.read_text()
+    assert lint_paths([path.parent]).warnings == ()
+
+
+def test_a_model_in_the_hub_cache_records_the_cache_folders_id(env, model_folder):
+    snapshot = env / "hub" / "models--nvidia--GLM-5-NVFP4" / "snapshots" / "0123abcd"
+    snapshot.mkdir(parents=True)
+    write_config(snapshot)  # no _name_or_path
+    result = folder_add(snapshot)
+    assert result.exit_code == 0, result.stderr
+    f = parse_file(env / "findings" / "glm-5-nvfp4-sm120-nan.md").findings[0]
+    assert f.model == "nvidia/GLM-5-NVFP4"
+
+
+def test_a_model_folder_that_names_no_id_needs_model_id(model_folder):
+    write_config(model_folder, _name_or_path="/data/ckpt/run3")  # a path, not an id
+    refused = folder_add(model_folder)
+    assert refused.exit_code == 2
+    assert refused.stderr == (
+        "Error: --model models/glm5-local: a folder on one machine, and its config.json names no "
+        "Hugging Face id (_name_or_path): pass --model-id org/name (the id the finding records; "
+        "the folder is still read for config.json)\n"
+    ).replace("models/glm5-local", str(model_folder))
+    given = folder_add(model_folder, "--model-id", "zai-org/GLM-5", "--id", "given")
+    assert given.exit_code == 0, given.stderr
+    f = parse_file(env_findings(model_folder) / "given.md").findings[0]
+    assert (f.model, f.architecture) == ("zai-org/GLM-5", "glm_moe_dsa")
+
+
+def test_the_prompt_asks_for_the_id_of_a_model_folder(model_folder):
+    write_config(model_folder)
+    answers = [
+        "/elsewhere/ckpt",  # another folder (not here): still no id
+        "zai-org/GLM-5",
+        "sglang",  # framework (the GPU was given)
+        "",  # version
+        "nan: logits are NaN at the first decode step",
+        "",
+        "",  # root cause
+        "",  # no change
+        "",  # tried
+        "broken",
+        "",  # sources
+        "",  # notes
+        "",  # title: the default
+    ]
+    result = run("add", "--model", model_folder, "--gpu", "sm120",
+                 input="\n".join(answers) + "\n")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert f"Model: the Hugging Face id (org/name) of {model_folder}" in result.stdout
+    assert "nothing in that folder names its Hugging Face id: type it (org/name)" in result.stdout
+    f = parse_file(env_findings(model_folder) / "glm-5-sm120-nan.md").findings[0]
+    assert (f.model, f.architecture) == ("zai-org/GLM-5", "glm_moe_dsa")
+
+
+def test_a_model_path_in_the_commands_is_not_recorded(env):
+    cmd = "python -m sglang.launch_server --model-path /srv/models/glm5 --tp 8"
+    result = run("add", "--no-input", "--failing-cmd", cmd, "--working-cmd",
+                 cmd + " --disable-cuda-graph", "--title", "t", "--id", "path-model")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert (
+        "warning: the commands name the model by a folder, /srv/models/glm5, and it is not on "
+        "this machine: no model recorded (pass --model-id org/name)"
+    ) in result.stderr.splitlines()
+    assert parse_file(env / "findings" / "path-model.md").findings[0].model is None
+
+
+def test_the_log_file_is_never_a_source(env):
+    result = seed_add("--source", str(LOG), "--source", "sgl-project/sglang#14311")
+    assert result.exit_code == 0, result.stderr
+    assert (
+        f"warning: --source {LOG}: the log given with --log is a file on this machine, not a "
+        "source a reader can open; not recorded (its error lines are the symptoms)"
+    ) in result.stderr.splitlines()
+    f = parse_file(env / "findings" / f"{NEW_ID}.md").findings[0]
+    assert f.sources == ("sgl-project/sglang#14311",)
+
+
+def env_findings(model_folder: Path) -> Path:
+    return model_folder.parent.parent / "findings"
 
 
 def test_with_arch_a_config_that_cannot_be_read_is_no_warning(env):

@@ -257,6 +257,25 @@ def test_a_redaction_placeholder_where_a_value_must_stand_is_an_error(folder):
     # path and a private registry's host are what redaction is for: not errors
 
 
+def test_a_path_on_one_machine_as_model_or_source_is_a_warning(folder):
+    text = GOOD.format(id="local").replace(
+        "status: broken\n", "status: broken\nmodel: /data/models/glm5-local\n"
+    )
+    text = text.replace("  - sgl-project/sglang#14311\n", "  - ~/logs/server.log\n")
+    lines = write(folder, "local.md", text).read_text().splitlines()
+    result = lint("findings")
+    assert result.exit_code == 0  # warnings: --strict fails on them
+    model_line = lines.index("model: /data/models/glm5-local") + 1
+    source_line = lines.index("  - ~/logs/server.log") + 1
+    assert result.stdout.splitlines() == [
+        f"findings/local.md:{model_line}: warning: model '/data/models/glm5-local' is a path on "
+        "one machine: write the model's Hugging Face id (org/name)",
+        f"findings/local.md:{source_line}: warning: source '~/logs/server.log' is a path on one "
+        "machine: cite what a reader can open (a URL, owner/repo#N, a file in the repository, "
+        "'report: ...')",
+    ]
+
+
 def test_missing_folder_is_an_error(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = lint()

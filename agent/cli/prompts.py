@@ -45,7 +45,8 @@ def ask_for_the_rest(draft: Draft, request: Request) -> Draft:
     """Ask for each field the options did not give, pre-filled with what was derived."""
     given = {
         "title": request.title,
-        "model": request.model,
+        # a folder given with --model is asked about when nothing said its Hugging Face id
+        "model": request.model_id or (request.model and draft.model),
         "gpu": request.gpu,
         "framework": request.framework,
         "framework_version": request.framework_version,
@@ -72,8 +73,15 @@ def _tried(draft: Draft, _request: Request) -> Draft:
     return replace(draft, tried=(*draft.tried, *_items("Tried without effect")))
 
 
-def _sources(draft: Draft, _request: Request) -> Draft:
-    sources = _items("Source (URL, owner/repo#N or file path)")
+def _sources(draft: Draft, request: Request) -> Draft:
+    from agent.new_finding import is_the_log
+
+    sources = []
+    for source in _items("Source (URL, owner/repo#N, a file in the repository)"):
+        if is_the_log(source, request.log):
+            typer.echo("  skipped: the log is a file on this machine, not a source")
+        else:
+            sources.append(source)
     return replace(draft, sources=(*draft.sources, *sources))
 
 
@@ -102,20 +110,37 @@ def _items(label: str) -> list[str]:
 
 
 def _model(draft: Draft, request: Request) -> Draft:
+    """The model's Hugging Face id. A folder typed here is read for config.json, and its id is
+    what is recorded: asked for again when nothing in the folder says it."""
+    from agent.hub import is_hub_id
     from agent.new_finding import model_facts, unique
 
-    answer = _text("Model (Hugging Face id or local folder)", draft.model)
-    if answer and answer != draft.model:
+    while True:
+        unnamed = bool(draft.model_path) and not draft.model
+        label = (
+            f"Model: the Hugging Face id (org/name) of {draft.model_path}"
+            if unnamed
+            else "Model (Hugging Face id or local folder)"
+        )
+        answer = _text(label, draft.model, required=unnamed)
+        if not answer or answer == draft.model:
+            return replace(draft, model=answer)
+        if unnamed and is_hub_id(answer):
+            return replace(draft, model=answer)  # the folder's config.json gave the traits
         facts, warning = model_facts(answer)
         if warning and not request.arch:  # with --arch, the architecture is known
             typer.echo(f"warning: {warning}", err=True)
         draft = replace(
             draft,
-            architecture=request.arch or facts.architecture,
+            model=facts.model if facts.model_path else answer,
+            model_path=facts.model_path or draft.model_path,
+            architecture=request.arch or facts.architecture or draft.architecture,
             quantization=facts.quantization or draft.quantization,
             tags=unique(draft.tags + facts.tags),
         )
-    return replace(draft, model=answer)
+        if draft.model:
+            return draft
+        typer.echo("  nothing in that folder names its Hugging Face id: type it (org/name)")
 
 
 def _gpu(draft: Draft, _request: Request) -> Draft:

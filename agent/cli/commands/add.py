@@ -59,6 +59,14 @@ def add_command(
     model: Annotated[
         _Text, _opt("--model", help="Hugging Face id or local model folder (config.json is read).")
     ] = None,
+    model_id: Annotated[
+        _Text,
+        _opt(
+            "--model-id",
+            help="The Hugging Face id to record when --model (or the command) names a folder and "
+            "its config.json does not say it. A folder is never recorded as the model.",
+        ),
+    ] = None,
     arch: Annotated[_Text, _opt("--arch", help="Architecture (config.json model_type).")] = None,
     quant: Annotated[_Text, _opt("--quant", help="Quantization: nvfp4, fp8, awq, ...")] = None,
     gpu: Annotated[
@@ -163,7 +171,7 @@ def add_command(
 
     # one option a field, as the signature lists them
     request = Request(
-        title=title, model=model, arch=arch, quant=quant, gpu=gpu, gpu_count=gpu_count,
+        title=title, model=model, model_id=model_id, arch=arch, quant=quant, gpu=gpu, gpu_count=gpu_count,
         interconnect=interconnect, framework=framework, framework_version=framework_version,
         status=status, symptoms=tuple(symptom or ()), root_cause=root_cause,
         add=tuple(add_flag or ()), remove=tuple(remove_flag or ()), env=tuple(env or ()),

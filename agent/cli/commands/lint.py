@@ -18,8 +18,8 @@ duplicate ids, unredacted secrets and addresses, a redaction placeholder (<ip>, 
 where a value must stand (model, framework.version, a flag, variable or pin), control characters
 (a terminal would act on them), symbolic links to files outside the folders checked (errors);
 flags unknown to the registry for the
-finding's framework, flags or values its framework.version does not accept, and sources that are
-not links (warnings). A version that names no release (main, a commit) is not checked: a note
+finding's framework, flags or values its framework.version does not accept, sources that are
+not links, and a model or source that is a path on one machine (warnings). A version that names no release (main, a commit) is not checked: a note
 says so. Exits 1 on errors (with --strict, on warnings too). README.md is skipped.
 
 Example: deploykb lint findings/
