@@ -39,6 +39,9 @@ _DEFAULT_CLASS = {
     "scheduler-exception": "crash",
     "error-log": "crash",
 }
+# Classes that say what failed: a line of one is a symptom even when its words are common to
+# failures of every kind (the ranking's statistics call it boilerplate; add keeps it)
+_SPECIFIC = frozenset(SYMPTOM_CLASSES) - {"crash", "warning"}
 _SHELL_PROMPT = re.compile(r"^(?:\$|[\w.@~:/-]*[$#]) ")
 
 
@@ -100,8 +103,12 @@ def symptoms_from_triage(tri: Triage, limit: int = MAX_SYMPTOMS) -> tuple[Sympto
     name a class; error lines whose words name none get the class their kind implies (an
     exception is a crash). Lines with the same text are recorded once. Framework boilerplate
     (``Scheduler hit an exception: Traceback ...``, ``WorkerProc hit an exception.``: lines whose
-    words occur in failures of every kind, see ``agent.informative``) is not recorded: it would
-    make every later log of any failure look like this one.
+    words occur in failures of every kind, see ``agent.informative``) is not recorded when it
+    names no failure of its own (no class, or only crash/warning): it would make every later log
+    of any failure look like this one. A line whose words name a specific failure
+    (``RuntimeError: CUDA error: an illegal memory access was encountered``: illegal memory
+    access, a device assert, NaN, OOM, a hang...) is the error itself and is recorded, however
+    common its words are across failures.
     """
     from agent.informative import is_boilerplate
 
@@ -114,7 +121,8 @@ def symptoms_from_triage(tri: Triage, limit: int = MAX_SYMPTOMS) -> tuple[Sympto
             continue
         if is_pasted_command(text):
             continue  # a pasted command (`$ ssh host 'grep "hit an exception" ...'`), not an error
-        if line.reason not in ("assertion", "causal-warning") and is_boilerplate(line.signature):
+        kept_anyway = line.reason in ("assertion", "causal-warning") or line.cls in _SPECIFIC
+        if not kept_anyway and is_boilerplate(line.signature):
             continue
         seen.add(text)
         out.append(Symptom(cls=cls, text=text))

@@ -114,8 +114,8 @@ def test_glm5_seed_becomes_a_clean_finding(env):
     assert f.framework.name == "sglang"
     assert f.fix == Fix(add=("--fp8-gemm-backend cutlass",))
     assert (f.failing_command, f.working_command) == (FAILING, WORKING)
-    # the scheduler's catch-all banner and the generic CUDA error are framework boilerplate:
-    # recorded, they would make every later crash of any kind look like this case
+    # the scheduler's catch-all banner is framework boilerplate: recorded, it would make every
+    # later crash of any kind look like this case
     assert [s.cls for s in f.symptoms][:2] == ["device-assert", "warning"]
     assert not any("hit an exception" in s.text for s in f.symptoms)
     assert f.symptoms[0].text == (
@@ -806,6 +806,28 @@ def test_symptoms_from_triage_skip_pasted_commands_and_context():
         Symptom("device-assert", "Assertion `x` failed."),
         Symptom("crash", "ValueError: bad shape"),
     )
+
+
+def test_the_real_error_is_kept_however_common_its_words_and_the_banners_are_not(env):
+    log = ADD / "ima-capture.log"  # a scheduler banner, the IMA line, the sigquit line
+    result = run("add", "--no-input", "--log", log, "--title", "IMA", "--status", "broken",
+                 "--id", "ima")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    f = parse_file(env / "findings" / "ima.md").findings[0]
+    assert [(s.cls, s.text) for s in f.symptoms] == [
+        ("illegal-memory-access", "RuntimeError: CUDA error: an illegal memory access was encountered"),
+        ("crash", "[2026-03-01 10:00:05] Received sigquit from a child process. It usually means "
+         "the child failed."),
+    ]  # fmt: skip
+    # the banner's words are the ranking's boilerplate, and so are the IMA line's; only the
+    # banner, which names no failure of its own, is left out
+    from agent.informative import is_boilerplate
+    from agent.logs import triage
+
+    lines = triage(log.read_text().splitlines()).lines
+    ima = next(ln for ln in lines if ln.cls == "illegal-memory-access")
+    banner = next(ln for ln in lines if "Scheduler hit an exception" in ln.text)
+    assert is_boilerplate(ima.signature) and is_boilerplate(banner.signature)
 
 
 def test_symptom_option_takes_a_class_or_words_that_name_one():
