@@ -241,7 +241,7 @@ def test_prompts_fill_in_what_options_and_derivation_left(env, monkeypatch):
         "",  # GPU: keep 8x NVIDIA RTX PRO 6000 Blackwell (nvidia-smi + --tp 8)
         "",  # framework: keep sglang
         "main",  # framework version
-        "y",  # keep the symptoms found in the log
+        "",  # drop none of the symptoms found in the log
         "nan: logits became NaN at the first decode step",
         "",  # no more symptoms
         "DeepGEMM with a checkpoint whose scale format is not ue8m0.",  # root cause
@@ -288,13 +288,48 @@ def test_prompts_fill_in_what_options_and_derivation_left(env, monkeypatch):
     )
 
 
+def test_single_symptom_lines_can_be_dropped_at_the_prompt(env):
+    log = ADD / "ima-capture.log"  # two symptoms: the IMA line and the sigquit line
+    answers = [
+        "nvidia/GLM-5-NVFP4",  # model
+        "sm120",  # GPU
+        "sglang",
+        "",  # version
+        "3",  # not one of them: asked again
+        "2",  # drop the sigquit line
+        "",  # no more symptoms
+        "",  # root cause
+        "",  # no change
+        "",  # tried
+        "broken",
+        "",  # sources
+        "",  # notes
+        "",  # title
+    ]
+    result = run("add", "--log", log, "--id", "dropped", input="\n".join(answers) + "\n")
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert (
+        "Symptoms found:\n"
+        "  1. illegal-memory-access: RuntimeError: CUDA error: an illegal memory access was "
+        "encountered\n"
+        "  2. crash: [2026-03-01 10:00:05] Received sigquit from a child process. It usually means "
+        "the child failed.\n"
+        "Drop which (e.g. 2,4; 'all'; empty keeps them all): 3\n"
+        "  numbers from 1 to 2, e.g. 2,4, or 'all'\n"
+        "Drop which (e.g. 2,4; 'all'; empty keeps them all): 2\n"
+    ) in out
+    f = parse_file(env / "findings" / "dropped.md").findings[0]
+    assert [s.cls for s in f.symptoms] == ["illegal-memory-access"]
+
+
 def test_typed_model_and_gpu_are_looked_up(env):
     answers = [
         "nvidia/GLM-5-NVFP4",  # model: config.json gives the architecture
         "sm120",  # GPU: a bare SM names no GPU
         "sglang",
         "",  # version
-        "y",  # keep the symptoms of the log
+        "",  # drop none of the symptoms of the log
         "",
         "",  # root cause
         "--fp8-gemm-backend cutlass",  # nothing derived: typed

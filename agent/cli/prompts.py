@@ -168,13 +168,26 @@ def _symptoms(draft: Draft, _request: Request) -> Draft:
     symptoms = draft.symptoms
     if symptoms:
         typer.echo("Symptoms found:")
-        for s in symptoms:
-            typer.echo(f"  {s.cls}: {s.text}")
-        if not typer.confirm("Keep them?", default=True):
-            symptoms = ()
+        for i, s in enumerate(symptoms, 1):
+            typer.echo(f"  {i}. {s.cls}: {s.text}")
+        dropped = _numbers("Drop which (e.g. 2,4; 'all'; empty keeps them all)", len(symptoms))
+        symptoms = tuple(s for i, s in enumerate(symptoms, 1) if i not in dropped)
     for entry in _items(f"Add a symptom as 'class: error line' ({', '.join(SYMPTOM_CLASSES)})"):
         symptoms = (*symptoms, _prompted(lambda e=entry: parse_symptom(e, classify)))
     return replace(draft, symptoms=tuple(s for s in symptoms if isinstance(s, Symptom)))
+
+
+def _numbers(label: str, count: int) -> set[int]:
+    """Item numbers typed as ``2,4`` or ``2 4`` (``all``: every one; empty: none); anything else
+    is reported and asked again."""
+    while True:
+        answer = str(typer.prompt(label, default="", show_default=False)).strip().lower()
+        if answer in ("all", "*"):
+            return set(range(1, count + 1))
+        parts = [p for p in answer.replace(",", " ").split() if p]
+        if all(p.isdigit() and 1 <= int(p) <= count for p in parts):
+            return {int(p) for p in parts}
+        typer.echo(f"  numbers from 1 to {count}, e.g. 2,4, or 'all'")
 
 
 def _fix(draft: Draft, _request: Request) -> Draft:
