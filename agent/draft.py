@@ -69,6 +69,7 @@ class Draft:
     framework: str | None = None
     framework_version: str | None = None
     symptoms: tuple[Symptom, ...] = ()
+    stage: str | None = None  # the step that failed: "CUDA-graph capture" (see agent.stages)
     root_cause: str | None = None
     fix: Fix = field(default_factory=Fix)
     tried: tuple[str, ...] = ()
@@ -221,14 +222,19 @@ def default_status(draft: Draft) -> str:
 
 
 def default_title(draft: Draft) -> str | None:
-    """``GLM-5-NVFP4 on 8x RTX PRO 6000 Blackwell: device-assert, fixed by --fp8-gemm-backend
-    cutlass``, from whatever of model, GPU, main symptom and fix is known."""
+    """``GLM-5-NVFP4 on 8x RTX PRO 6000 Blackwell: device-assert at the first request, fixed by
+    --fp8-gemm-backend cutlass``, from whatever of model (its id, never a folder), GPU, main
+    symptom, the step that failed and the fix is known."""
     model = (draft.model or "").rstrip("/").rsplit("/", 1)[-1]
     gpu = (draft.gpu or "").removeprefix("NVIDIA ").strip() or (draft.sm or "")
     if gpu and draft.gpu_count:
         gpu = f"{draft.gpu_count}x {gpu}"
     what = " on ".join(p for p in (model, gpu) if p)
     symptom = draft.symptoms[0].cls if draft.symptoms else None
+    if draft.stage:
+        from agent.stages import phrase
+
+        symptom = f"{symptom or 'failed'} {phrase(draft.stage)}"
     fix = draft.fix
     first = next(
         iter(
@@ -320,7 +326,12 @@ def build_finding(draft: Draft) -> Finding:
         related=_items(r for r in draft.related if r != draft.id),
         tags=_items(draft.tags),
     )
-    body = generate_body(finding)
+    failed_at = None
+    if draft.stage and draft.stage.strip():
+        from agent.stages import phrase
+
+        failed_at = phrase(draft.stage)
+    body = generate_body(finding, failed_at=failed_at)
     notes = _clean(draft.notes)
     if notes:
         body = f"{body}\n\n## Notes\n\n{notes}" if body else f"## Notes\n\n{notes}"

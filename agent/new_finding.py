@@ -49,6 +49,7 @@ class Request:
     framework_version: str | None = None
     status: str | None = None
     symptoms: tuple[str, ...] = ()
+    failed_at: str | None = None  # the step that failed, when the log does not show it
     root_cause: str | None = None
     add: tuple[str, ...] = ()
     remove: tuple[str, ...] = ()
@@ -249,18 +250,33 @@ def _from_commands(draft: Draft, failing_cmd: str | None, working_cmd: str | Non
 
 
 def _from_log(draft: Draft, log: str, stdin: IO[str] | None) -> tuple[Draft, str | None]:
-    """The log's error lines as the symptoms."""
+    """The log's error lines as the symptoms, and the step it failed at (read a second time up
+    to its first error line: stdin is read into memory first)."""
+    import io
     import sys
 
     from agent.logs import read_input, triage
+    from agent.stages import failed_stage, first_error_line
 
     stream = stdin if stdin is not None else sys.stdin
-    lines = read_input("-", None, stream) if log == "-" else read_input(None, Path(log), stream)
-    symptoms = symptoms_from_triage(triage(lines))
+    if log == "-":
+        data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read()
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+
+        def lines():  # type: ignore[no-untyped-def]
+            return read_input("-", None, io.StringIO(text))
+    else:
+
+        def lines():  # type: ignore[no-untyped-def]
+            return read_input(None, Path(log), stream)
+
+    tri = triage(lines())
+    symptoms = symptoms_from_triage(tri)
     warning = None
     if not symptoms:
         warning = f"--log {log}: no error lines found; add the symptoms with --symptom"
-    return replace(draft, symptoms=symptoms), warning
+    stage = failed_stage(lines(), first_error_line(tri)) if tri.lines else None
+    return replace(draft, symptoms=symptoms, stage=stage), warning
 
 
 def model_facts(model: str, *, client: Any = None) -> tuple[Draft, str | None]:
@@ -348,6 +364,7 @@ def with_options(draft: Draft, request: Request, today: str) -> Draft:
             framework=fw_name,
             framework_version=request.framework_version or fw_version,
             root_cause=request.root_cause,
+            stage=request.failed_at,
             notes=request.notes,
         ),
     )

@@ -82,13 +82,16 @@ def _yaml_ready(d: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def generate_body(f: Finding) -> str:
-    """Markdown sections made from the structured fields, for findings that have no story."""
+def generate_body(f: Finding, *, failed_at: str | None = None) -> str:
+    """Markdown sections made from the structured fields, for findings that have no story.
+
+    ``## What happened`` says the step that failed (``failed_at``: "at CUDA-graph capture"), the
+    error lines, what was tried without effect and how the working command differs from the
+    failing one; then ``## Root cause`` and ``## Fix``."""
     parts: list[str] = []
-    if f.symptoms:
-        lines = "\n".join(s.text for s in f.symptoms)
-        fence = "~~~" if "```" in lines else "```"
-        parts.append(f"## What happened\n\n{fence}text\n{lines}\n{fence}")
+    happened = _what_happened(f, failed_at)
+    if happened:
+        parts.append("## What happened\n\n" + "\n\n".join(happened))
     if f.root_cause:
         parts.append(f"## Root cause\n\n{f.root_cause.strip()}")
     bullets = _fix_bullets(f.fix)
@@ -97,12 +100,34 @@ def generate_body(f: Finding) -> str:
         what = "; ".join(b.removeprefix("- ") for b in alt_bullets) or "see the note"
         note = f" ({alt.note})" if alt.note else ""
         bullets.append(f"- Alternatively: {what}{note}")
-    if f.tried_without_effect:
-        tried = ", ".join(f"`{t}`" for t in f.tried_without_effect)
-        bullets.append(f"- Tried without effect: {tried}")
     if bullets:
         parts.append("## Fix\n\n" + "\n".join(bullets))
     return "\n\n".join(parts)
+
+
+def _what_happened(f: Finding, failed_at: str | None) -> list[str]:
+    """The paragraphs of ``## What happened``."""
+    out: list[str] = []
+    if f.symptoms:
+        lines = "\n".join(s.text for s in f.symptoms)
+        fence = "~~~" if "```" in lines else "```"
+        block = f"{fence}text\n{lines}\n{fence}"
+        out.append(f"It failed {failed_at}:\n\n{block}" if failed_at else block)
+    elif failed_at:
+        out.append(f"It failed {failed_at}.")
+    if f.tried_without_effect:
+        tried = ", ".join(f"`{t}`" for t in f.tried_without_effect)
+        out.append(f"Tried without effect: {tried}.")
+    if f.failing_command and f.working_command and not f.fix.is_empty():
+        changes = [
+            *(f"`{x}` added" for x in f.fix.add),
+            *(f"`{shown_change(x)}`" for x in f.fix.change),
+            *(f"`{x}` removed" for x in f.fix.remove),
+            *(f"`{x}` set" for x in f.fix.env),
+            *(f"`{x}` pinned" for x in f.fix.pins),
+        ]
+        out.append("The working command is the failing one with " + ", ".join(changes) + ".")
+    return out
 
 
 def _fix_bullets(fix: Fix) -> list[str]:

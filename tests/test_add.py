@@ -244,6 +244,7 @@ def test_prompts_fill_in_what_options_and_derivation_left(env, monkeypatch):
         "",  # drop none of the symptoms found in the log
         "nan: logits became NaN at the first decode step",
         "",  # no more symptoms
+        "",  # the step that failed: the log does not show it, none given
         "DeepGEMM with a checkpoint whose scale format is not ue8m0.",  # root cause
         "y",  # keep the fix found from the two commands
         "remove --kv-cache-dtype",
@@ -288,6 +289,54 @@ def test_prompts_fill_in_what_options_and_derivation_left(env, monkeypatch):
     )
 
 
+def test_what_happened_says_the_step_that_failed_what_was_tried_and_what_changed(env):
+    failing = "python -m sglang.launch_server --model-path nvidia/GLM-5-NVFP4 --tp 8"
+    result = run("add", "--no-input", "--log", ADD / "ima-capture.log", "--gpu", "RTX PRO 6000",
+                 "--failing-cmd", failing, "--working-cmd", failing + " --disable-cuda-graph",
+                 "--tried", "--cuda-graph-max-bs 16", "--tried", "a newer driver")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    path = env / "findings" / "glm-5-nvfp4-sm120-illegal-memory-access.md"
+    f = parse_file(path).findings[0]
+    # the default title: the model's id, the GPU, the symptom and the step, the fix
+    assert f.title == (
+        "GLM-5-NVFP4 on 8x RTX PRO 6000 Blackwell: illegal-memory-access at CUDA-graph capture, "
+        "fixed by --disable-cuda-graph"
+    )
+    happened = path.read_text().split("## What happened\n\n", 1)[1].split("\n## ", 1)[0]
+    assert happened == (
+        "It failed at CUDA-graph capture:\n\n"  # the log was capturing when it failed
+        "```text\n"
+        "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+        "[2026-03-01 10:00:05] Received sigquit from a child process. It usually means the child "
+        "failed.\n"
+        "```\n\n"
+        "Tried without effect: `--cuda-graph-max-bs 16`, `a newer driver`.\n\n"
+        "The working command is the failing one with `--disable-cuda-graph` added.\n"
+    )
+    # a log that does not show the step: --failed-at says it
+    given = run("add", "--no-input", "--log", LOG, "--failed-at", "under load", "--id", "given",
+                "--title", "t")  # fmt: skip
+    assert given.exit_code == 0, given.stderr
+    assert "It failed under load:\n" in (env / "findings" / "given.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("log", "stage"),
+    [
+        ("logs/glm5_nvfp4_sglang_tp8.log", "the first request"),  # ready, one real request
+        ("logs/vllm_091_worker_illegal_memory_access.log", "under load"),  # 6 running
+        ("add/ima-capture.log", "CUDA-graph capture"),
+        ("add/glm5-server.log", None),  # a grep of the log: no step shows
+    ],
+)
+def test_the_step_that_failed_is_read_from_the_log(log, stage):
+    from agent.logs import triage
+    from agent.stages import failed_stage, first_error_line
+
+    lines = (FIXTURES / log).read_text().splitlines()
+    assert failed_stage(lines, first_error_line(triage(lines))) == stage
+
+
 def test_single_symptom_lines_can_be_dropped_at_the_prompt(env):
     log = ADD / "ima-capture.log"  # two symptoms: the IMA line and the sigquit line
     answers = [
@@ -298,6 +347,7 @@ def test_single_symptom_lines_can_be_dropped_at_the_prompt(env):
         "3",  # not one of them: asked again
         "2",  # drop the sigquit line
         "",  # no more symptoms
+        "",  # the step that failed
         "",  # root cause
         "",  # no change
         "",  # tried
@@ -331,6 +381,7 @@ def test_typed_model_and_gpu_are_looked_up(env):
         "",  # version
         "",  # drop none of the symptoms of the log
         "",
+        "",  # the step that failed
         "",  # root cause
         "--fp8-gemm-backend cutlass",  # nothing derived: typed
         "",
@@ -558,6 +609,7 @@ def test_the_prompt_asks_for_the_id_of_a_model_folder(model_folder):
         "",  # version
         "nan: logits are NaN at the first decode step",
         "",
+        "",  # the step that failed
         "",  # root cause
         "",  # no change
         "",  # tried

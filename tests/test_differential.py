@@ -426,6 +426,14 @@ def test_add_from_ask_fixed_by_a_step(cli_env):
     assert f.fix.add == ("--fp4-gemm-backend flashinfer_cudnn",)
     # what the user tried, then step 1 (its CUDA-graph change was among them already)
     assert f.tried_without_effect == (*TRIED, "remove --kv-cache-dtype fp8_e4m3")
+    # the story says what was tried before the step that fixed it, and what that step changed
+    happened = f.body.split("## What happened\n\n", 1)[1].split("\n## ", 1)[0]
+    tried = ", ".join(f"`{t}`" for t in f.tried_without_effect)
+    assert f"Tried without effect: {tried}." in happened
+    assert (
+        "The working command is the failing one with `--fp4-gemm-backend flashinfer_cudnn` added."
+        in happened
+    )
     assert f.working_command.endswith("--disable-cuda-graph --fp4-gemm-backend flashinfer_cudnn")
     assert f.failing_command == CMD
     assert WORKING in f.related and f.status == "works-with-flags"

@@ -47,6 +47,7 @@ def test_wheel_contains_findings_and_reference_data(wheel):
         "arch_traits.json",
         "gpus.json",
         "triage.json",
+        "stages.json",
         "components.json",
         "differential.json",
         "metadata.json",  # Datasette's facets and labels for the index (docs/export.md)

@@ -52,6 +52,7 @@ def ask_for_the_rest(draft: Draft, request: Request) -> Draft:
         "framework_version": request.framework_version,
         "status": request.status,
         "symptoms": request.symptoms,
+        "stage": request.failed_at,
         "root_cause": request.root_cause,
         "fix": request.add or request.remove or request.env or request.pins,
         "tried": request.tried,
@@ -190,6 +191,14 @@ def _numbers(label: str, count: int) -> set[int]:
         typer.echo(f"  numbers from 1 to {count}, e.g. 2,4, or 'all'")
 
 
+def _stage(draft: Draft, _request: Request) -> Draft:
+    """The step that failed, pre-filled with what the log shows."""
+    from agent.stages import stage_names
+
+    label = f"The step that failed ({', '.join(stage_names())}, or your words)"
+    return replace(draft, stage=_text(label, draft.stage))
+
+
 def _fix(draft: Draft, _request: Request) -> Draft:
     from agent.fixes import add_change
 
@@ -245,6 +254,7 @@ _QUESTIONS: tuple[tuple[str, Question], ...] = (
     ("framework", _asked("framework", "Framework (sglang, vllm, tensorrt-llm)")),
     ("framework_version", _asked("framework_version", "Framework version")),
     ("symptoms", _symptoms),
+    ("stage", _stage),
     ("root_cause", _asked("root_cause", "Root cause")),
     ("fix", _fix),
     ("tried", _tried),

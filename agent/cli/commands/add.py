@@ -91,6 +91,15 @@ def add_command(
             "--symptom", help="'class: error line' (repeatable). Classes: see findings/README.md."
         ),
     ] = None,
+    failed_at: Annotated[
+        _Text,
+        _opt(
+            "--failed-at",
+            help="The step that failed: start-up, loading the weights, CUDA-graph capture, "
+            "warm-up, the first request, serving requests, under load, or your words. "
+            "Default: read from --log.",
+        ),
+    ] = None,
     root_cause: Annotated[_Text, _opt("--root-cause", help="Why it failed.")] = None,
     add_flag: Annotated[
         _List,
@@ -173,7 +182,7 @@ def add_command(
     request = Request(
         title=title, model=model, model_id=model_id, arch=arch, quant=quant, gpu=gpu, gpu_count=gpu_count,
         interconnect=interconnect, framework=framework, framework_version=framework_version,
-        status=status, symptoms=tuple(symptom or ()), root_cause=root_cause,
+        status=status, symptoms=tuple(symptom or ()), failed_at=failed_at, root_cause=root_cause,
         add=tuple(add_flag or ()), remove=tuple(remove_flag or ()), env=tuple(env or ()),
         pins=tuple(pin or ()), tried=tuple(tried or ()), sources=tuple(source or ()),
         related=tuple(related or ()), tags=tuple(tag or ()), notes=notes, log=log,
