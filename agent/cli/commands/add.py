@@ -60,12 +60,7 @@ def add_command(
         _Text, _opt("--model", help="Hugging Face id or local model folder (config.json is read).")
     ] = None,
     model_id: Annotated[
-        _Text,
-        _opt(
-            "--model-id",
-            help="The Hugging Face id to record when --model (or the command) names a folder and "
-            "its config.json does not say it. A folder is never recorded as the model.",
-        ),
+        _Text, _opt("--model-id", help="Hub id to record when the model is a local folder.")
     ] = None,
     arch: Annotated[_Text, _opt("--arch", help="Architecture (config.json model_type).")] = None,
     quant: Annotated[_Text, _opt("--quant", help="Quantization: nvfp4, fp8, awq, ...")] = None,
@@ -95,18 +90,12 @@ def add_command(
         _Text,
         _opt(
             "--failed-at",
-            help="The step that failed: start-up, loading the weights, CUDA-graph capture, "
-            "warm-up, the first request, serving requests, under load, or your words. "
-            "Default: read from --log.",
+            help="Step that failed (CUDA-graph capture, under load...). Default: from --log.",
         ),
     ] = None,
     root_cause: Annotated[_Text, _opt("--root-cause", help="Why it failed.")] = None,
     add_flag: Annotated[
-        _List,
-        _opt(
-            "--add-flag",
-            help="Flag added, with its value, or changed: '--flag OLD -> NEW' (repeatable).",
-        ),
+        _List, _opt("--add-flag", help="Flag added, or '--flag OLD -> NEW' (repeatable).")
     ] = None,
     remove_flag: Annotated[_List, _opt("--remove-flag", help="Flag dropped (repeatable).")] = None,
     env: Annotated[_List, _opt("--env", help="NAME=value set for the fix (repeatable).")] = None,
@@ -154,12 +143,7 @@ def add_command(
         ),
     ] = None,
     mkdir: Annotated[
-        bool,
-        typer.Option(
-            "--mkdir",
-            help="Create the folder to write to (--dir or --findings) when it does not exist; "
-            "without it a missing folder is refused.",
-        ),
+        bool, typer.Option("--mkdir", help="Create the folder to write to if it does not exist.")
     ] = False,
     findings: FindingsOption = None,
     db: DbOption = None,
@@ -180,8 +164,8 @@ def add_command(
 
     # one option a field, as the signature lists them
     request = Request(
-        title=title, model=model, model_id=model_id, arch=arch, quant=quant, gpu=gpu, gpu_count=gpu_count,
-        interconnect=interconnect, framework=framework, framework_version=framework_version,
+        title=title, model=model, model_id=model_id, arch=arch, quant=quant, gpu=gpu,
+        gpu_count=gpu_count, interconnect=interconnect, framework=framework, framework_version=framework_version,
         status=status, symptoms=tuple(symptom or ()), failed_at=failed_at, root_cause=root_cause,
         add=tuple(add_flag or ()), remove=tuple(remove_flag or ()), env=tuple(env or ()),
         pins=tuple(pin or ()), tried=tuple(tried or ()), sources=tuple(source or ()),
