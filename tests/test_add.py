@@ -668,6 +668,16 @@ def test_with_arch_a_config_that_cannot_be_read_is_no_warning(env):
     assert f.architecture == "glm_moe_dsa"
 
 
+def test_a_model_typed_at_the_prompt_keeps_the_arch_option(env):
+    answers = ["nvidia/GLM-5-NVFP4", "sm120", "sglang", "", "", "", "", "", "", "", "broken",
+               "", "", ""]  # fmt: skip
+    result = run("add", "--log", LOG, "--arch", "deepseek_v3", "--id", "arch-kept",
+                 input="\n".join(answers) + "\n")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    f = parse_file(env / "findings" / "arch-kept.md").findings[0]
+    assert (f.model, f.architecture) == ("nvidia/GLM-5-NVFP4", "deepseek_v3")  # not glm_moe_dsa
+
+
 def test_no_findings_folder_is_an_error(env):
     (env / "findings").rmdir()
     result = seed_add()
