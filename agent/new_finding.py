@@ -527,3 +527,22 @@ def write_unique(
             continue
         return finding, path, backup, tuple(problems)
     raise DeployKBError(f"no free id for the new finding in {folder.path}; pass --id")
+
+
+def written_dict(done: Recorded, indexed: bool) -> dict[str, Any]:
+    """The JSON shape of ``deploykb add --json``."""
+    return {
+        "id": done.finding.id,
+        "path": str(done.path),
+        "backup": str(done.backup) if done.backup else None,
+        "indexed": indexed,
+        "redactions": [
+            {
+                "field": r.field,
+                "kind": r.redaction.kind,
+                "preview": r.redaction.preview(),
+                "replacement": r.redaction.placeholder,
+            }
+            for r in done.redactions
+        ],
+    }

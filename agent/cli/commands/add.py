@@ -209,7 +209,7 @@ def _write_and_index(
 ) -> None:
     """Say where the file was written, index it with the shipped findings, say how to share it."""
     from agent.cli.index import index_with_shipped
-    from agent.new_finding import shown
+    from agent.new_finding import shown, written_dict
 
     path, backup = done.path, done.backup
     if not json_out:
@@ -231,7 +231,7 @@ def _write_and_index(
         if error not in own:
             typer.echo(f"warning: {error}", err=True)
     if json_out:
-        typer.echo(json.dumps(_written_dict(done, not own), indent=2, ensure_ascii=False))
+        typer.echo(json.dumps(written_dict(done, not own), indent=2, ensure_ascii=False))
     else:
         if not own:
             typer.echo(
@@ -242,22 +242,3 @@ def _write_and_index(
         typer.echo(f"Error: {error}", err=True)
     if own:
         raise typer.Exit(1)
-
-
-def _written_dict(done: Recorded, indexed: bool) -> dict[str, Any]:
-    """The JSON shape of ``deploykb add --json``."""
-    return {
-        "id": done.finding.id,
-        "path": str(done.path),
-        "backup": str(done.backup) if done.backup else None,
-        "indexed": indexed,
-        "redactions": [
-            {
-                "field": r.field,
-                "kind": r.redaction.kind,
-                "preview": r.redaction.preview(),
-                "replacement": r.redaction.placeholder,
-            }
-            for r in done.redactions
-        ],
-    }
