@@ -457,6 +457,7 @@ def _ingest_locked(
         )
     if embedder is not None:
         embedded = _embed(db, embedder, plan.need, plan.accepted, rows, progress, batch_size)
+    store.build_vector_matrix(db)  # when a vector was written (or it is missing)
     if not nothing_changed:
         meta: dict[str, str | None] = {
             "parser_version": PARSER_VERSION,
@@ -568,6 +569,8 @@ def _nothing_to_do(
         "SELECT 1 FROM embeddings WHERE model != ? OR length(vector) != 4 * dim LIMIT 1", [name]
     ).fetchone():
         return None  # another model's vectors, or damaged ones: the locked path re-embeds them
+    if not store.vector_matrix_ready(db):
+        return None  # the vectors' matrix is missing: the locked path builds it
     unchanged = sum(len(by_path[k]) for k in keys)
     counts: dict[str, int] = {}
     for path in outside:
