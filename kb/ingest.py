@@ -127,27 +127,54 @@ def finding_files(dirs: Sequence[Path]) -> list[Path]:
 
     Sorted within each dir, dirs in the order given, no file twice.
     """
-    out: list[Path] = []
-    seen: set[Path] = set()
+    return [path for path, _ in finding_keys(dirs)]
+
+
+def finding_keys(dirs: Sequence[Path]) -> list[tuple[Path, str]]:
+    """``finding_files`` with each file's key: its resolved path, as ``findings.path`` stores it.
+
+    One walk with ``os.scandir`` from each resolved folder, like ``Path.rglob`` (symlinked folders
+    are not entered; symlinked files are taken): a file reached through no symlink is its folder's
+    resolved path plus its name, so only a symlinked file costs a ``resolve()``."""
+    out: list[tuple[Path, str]] = []
+    seen: set[str] = set()
+
+    def walk(shown: Path, real: str, parts: tuple[str, ...], found: list) -> None:
+        try:
+            entries = list(os.scandir(real))
+        except OSError:
+            return
+        for entry in entries:
+            try:
+                if entry.is_dir():
+                    if not entry.is_symlink() and not entry.name.startswith("."):
+                        walk(shown / entry.name, entry.path, (*parts, entry.name), found)
+                elif (
+                    entry.name.endswith(".md")
+                    and entry.name != "README.md"
+                    and not entry.name.startswith(".")
+                    and entry.is_file()
+                ):
+                    key = str(Path(entry.path).resolve()) if entry.is_symlink() else entry.path
+                    found.append(((*parts, entry.name), shown / entry.name, key))
+            except OSError:
+                continue
+
     for root in dirs:
         root = Path(root)
         if root.is_file():
-            candidates = [root]
+            candidates = [(root, str(root.resolve()))]
         elif root.is_dir():
-            candidates = sorted(
-                p
-                for p in root.rglob("*.md")
-                if p.name != "README.md"
-                and p.is_file()
-                and not any(part.startswith(".") for part in p.relative_to(root).parts)
-            )
+            found: list[tuple[tuple[str, ...], Path, str]] = []
+            walk(root, str(root.resolve()), (), found)
+            found.sort(key=lambda t: t[0])  # the order of sorted(Path, ...): by parts
+            candidates = [(path, key) for _, path, key in found]
         else:
             raise InputError(f"{root}: no such findings folder")
-        for p in candidates:
-            resolved = p.resolve()
-            if resolved not in seen:
-                seen.add(resolved)
-                out.append(p)
+        for path, key in candidates:
+            if key not in seen:
+                seen.add(key)
+                out.append((path, key))
     return out
 
 
@@ -315,18 +342,18 @@ def ingest(
     # and no ingest acts on a listing older than the last one committed (it would drop rows of
     # files added meanwhile).
     with _writing(db), store.write_transaction(db, on_wait=on_wait):
-        walked = finding_files(dirs)
+        walked = finding_keys(dirs)
         files: list[_File] = []
         unreadable: set[str] = set()
         read_errors: list[FindingError] = []
-        for path in walked:
+        for path, key in walked:
             try:
-                files.append(_File(path=path, key=str(path.resolve()), data=path.read_bytes()))
+                files.append(_File(path=path, key=key, data=path.read_bytes()))
             except FileNotFoundError:
                 continue  # deleted since the folder was listed: it is gone, not broken
             except OSError as exc:
                 read_errors.append(FindingError(str(path), None, f"cannot read ({exc.strerror})"))
-                unreadable.add(str(path.resolve()))
+                unreadable.add(key)
         store.ensure_schema(db)
         report, parsed = _ingest_locked(
             db, files, unreadable, scopes, embedder_factory, embedder_name, progress, batch_size,
@@ -454,6 +481,7 @@ def _ingest_locked(
             content_hash=digest,
             document=document_text(finding),
             indexed_at=indexed_at,
+            record=record,
         )
     if embedder is not None:
         embedded = _embed(db, embedder, plan.need, plan.accepted, rows, progress, batch_size)
@@ -543,15 +571,14 @@ def _nothing_to_do(
         return None
     if store.get_meta(db, "parser_version") != PARSER_VERSION:
         return None
-    walked = finding_files(dirs)
+    walked = finding_keys(dirs)
     by_path: dict[str, list[str]] = {}
     hashes: dict[str, str] = {}
     for fid, path, chash in db.execute("SELECT id, path, content_hash FROM findings"):
         by_path.setdefault(path, []).append(fid)
         hashes[fid] = chash
     keys: set[str] = set()
-    for path in walked:
-        key = str(path.resolve())
+    for path, key in walked:
         keys.add(key)
         ids = by_path.get(key)
         try:

@@ -405,9 +405,12 @@ def now_iso() -> str:
 
 def finding_record(f: Finding) -> str:
     """``findings.record``: JSON of ``finding_to_dict`` (body and path have their own columns)."""
+    from dataclasses import replace
+
     from kb.serialize import finding_to_dict
 
-    d = finding_to_dict(f)
+    # without its root cause, finding_to_dict does not read the body's Markdown to compare
+    d = finding_to_dict(replace(f, root_cause=None))
     # the root cause is stored resolved (null when there is none), so loading a finding never
     # has to parse its Markdown body again
     d["root_cause"] = f.root_cause
@@ -422,8 +425,10 @@ def write_finding(
     content_hash: str,
     document: str,
     indexed_at: str,
+    record: str | None = None,
 ) -> None:
     """Insert a finding and its symptom/fix/source rows, replacing any row with the same id.
+    ``record`` is ``finding_record(f)`` when the caller has it already.
 
     Its embeddings are left alone: ``write_vectors`` replaces them when the texts changed.
     """
@@ -438,7 +443,7 @@ def write_finding(
         [
             f.id, path, f.line, content_hash, f.title, f.status, f.date, f.model,
             f.architecture, f.quantization, hw.gpu, hw.count, hw.sm, hw.interconnect, fw.name,
-            fw.version, f.root_cause, f.failing_command, f.working_command, finding_record(f),
+            fw.version, f.root_cause, f.failing_command, f.working_command, record or finding_record(f),
             f.body, document, indexed_at,
         ],
     )  # fmt: skip

@@ -253,6 +253,19 @@ def test_fts_search_limit(indexed):
     assert len(store.fts_search(indexed, "fp8 nvfp4 awq", limit=2)) == 2
 
 
+def test_the_stored_record_is_the_finding_as_a_dict_with_its_root_cause():
+    import json
+
+    from kb.ingest import finding_files
+    from kb.resources import shipped_findings_dir
+    from kb.serialize import finding_to_dict
+
+    for path in finding_files([shipped_findings_dir()]):
+        for f in parse_file(path).findings:
+            expected = {**finding_to_dict(f), "root_cause": f.root_cause}
+            assert json.loads(store.finding_record(f)) == expected
+
+
 # --- vectors ---------------------------------------------------------------------------------
 
 
