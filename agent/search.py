@@ -189,6 +189,8 @@ class Searcher:
         self._sym_lines: dict[str, list[tuple[str, frozenset[str]]]] | None = None
         self._postings: dict[str, set[str]] = {}
         self._traits: dict[str, ArchTraits] = {}
+        self._last_bm25: tuple[str, list[tuple[str, float]]] | None = None
+        self._symptom_words: dict[str, list[str]] = {}
         self._component_idf: dict[str, float] | None = None
         self._components: dict[str, frozenset[str]] = {}
         self._fix_components: dict[str, frozenset[str]] = {}
@@ -306,6 +308,15 @@ class Searcher:
                 self._sym_lines[fid].append((text, frozenset(keys.split())))
         return {fid: self._sym_lines[fid] for fid in ids}
 
+    def symptom_words(self, finding: Finding) -> list[str]:
+        """The words of a finding's symptoms and root cause (what the symptoms' BM25 counts),
+        worked out once per finding."""
+        words = self._symptom_words.get(finding.id)
+        if words is None:
+            text = " ".join(s.text for s in finding.symptoms) + " " + (finding.root_cause or "")
+            words = self._symptom_words[finding.id] = M.words(text)
+        return words
+
     def traits_of(self, finding: Finding) -> ArchTraits:
         key = finding.architecture or ""
         if key not in self._traits:
@@ -335,7 +346,7 @@ class Searcher:
 
     def by_bm25(self, text: str) -> list[tuple[str, float]]:
         """``(finding id, BM25 score)``, best first."""
-        from kb.store import Vocabulary, fts_search, fts_vocabulary, query_words
+        from kb.store import Vocabulary, fts_match, fts_query, fts_vocabulary, query_words
 
         # the counts of this query's words only, remembered for later queries of the process
         words = query_words(text)
@@ -346,7 +357,14 @@ class Searcher:
             self._df.update(dict.fromkeys(missing, 0))
             self._df.update(vocabulary.doc_freq)
         vocabulary = Vocabulary(self._df, self._documents)
-        return fts_search(self.db, text, limit=POOL, vocabulary=vocabulary)
+        query = fts_query(text, vocabulary)
+        if query is None:
+            return []
+        # a query's two searches (its error lines, the whole report) are often the same
+        # expression: the last one is remembered
+        if self._last_bm25 is None or self._last_bm25[0] != query:
+            self._last_bm25 = (query, fts_match(self.db, query, limit=POOL))
+        return list(self._last_bm25[1])
 
     def by_embedding(self, text: str) -> dict[str, float]:
         import numpy as np
@@ -461,10 +479,7 @@ class Searcher:
         out: list[Candidate] = []
         found = self.get(sorted(pool))
         # BM25 of the report over the symptoms and root cause of the candidates (their statistics)
-        symptom_docs = {
-            fid: M.words(" ".join(s.text for s in f.symptoms) + " " + (f.root_cause or ""))
-            for fid, f in found.items()
-        }
+        symptom_docs = {fid: self.symptom_words(f) for fid, f in found.items()}
         symptom_score = M.bm25_scores(M.words(text), symptom_docs)
         symptom_best = max(symptom_score.values(), default=0.0) or 1.0
         # A one-line question names no failure: the features of failure evidence (the symptoms'

@@ -829,13 +829,27 @@ def fts_search(
     query = fts_query(text, vocabulary)
     if query is None:
         return []
-    rows = db.execute(
-        """SELECT findings.id, bm25(findings_fts, 2.0, 1.0) AS rank
-        FROM findings_fts JOIN findings ON findings.rowid = findings_fts.rowid
-        WHERE findings_fts MATCH ? ORDER BY rank LIMIT ?""",
+    return fts_match(db, query, limit)
+
+
+def fts_match(db: sqlite_utils.Database, query: str, limit: int = 50) -> list[tuple[str, float]]:
+    """``fts_search`` of an ``fts_query`` expression. The best ``limit`` rows are found in the
+    full-text index alone, and only their ids are looked up (a join would look up every row that
+    matches: most of a large index, for a pasted log)."""
+    ranked = db.execute(
+        """SELECT rowid, bm25(findings_fts, 2.0, 1.0) AS rank
+        FROM findings_fts WHERE findings_fts MATCH ? ORDER BY rank LIMIT ?""",
         [query, limit],
     ).fetchall()
-    return [(fid, -float(rank)) for fid, rank in rows]
+    if not ranked:
+        return []
+    marks = ", ".join("?" * len(ranked))
+    ids = dict(
+        db.execute(
+            f"SELECT rowid, id FROM findings WHERE rowid IN ({marks})", [r for r, _ in ranked]
+        ).fetchall()
+    )
+    return [(ids[rowid], -float(rank)) for rowid, rank in ranked if rowid in ids]
 
 
 def load_vectors(

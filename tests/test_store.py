@@ -253,6 +253,28 @@ def test_fts_search_limit(indexed):
     assert len(store.fts_search(indexed, "fp8 nvfp4 awq", limit=2)) == 2
 
 
+def test_fts_search_ranks_as_the_join_of_every_match(tmp_db):
+    """The best rows come from the full-text index alone, in the order of a join that looks
+    up every matching row (what it was before)."""
+    import json
+    from pathlib import Path
+
+    from kb.embed import HashEmbedder
+    from kb.resources import shipped_findings_dir
+
+    ingest(tmp_db, [shipped_findings_dir()], HashEmbedder, embedder_name=HashEmbedder().name)
+    queries = Path(__file__).parent.parent / "eval" / "queries.jsonl"
+    texts = [json.loads(line).get("text") or "" for line in queries.read_text().splitlines()]
+    for text in [t for t in texts if t][:40] + ["probability tensor contains inf, nan"]:
+        joined = tmp_db.execute(
+            """SELECT findings.id, bm25(findings_fts, 2.0, 1.0) AS rank
+            FROM findings_fts JOIN findings ON findings.rowid = findings_fts.rowid
+            WHERE findings_fts MATCH ? ORDER BY rank LIMIT 20""",
+            [store.fts_query(text)],
+        ).fetchall()
+        assert store.fts_search(tmp_db, text, limit=20) == [(f, -r) for f, r in joined]
+
+
 def test_the_stored_record_is_the_finding_as_a_dict_with_its_root_cause():
     import json
 
