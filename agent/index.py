@@ -103,6 +103,27 @@ def build_index(
     return report
 
 
+def ingest_file(
+    path: Path, dirs: list[Path], embedder: str = "auto", *, prune: bool = False
+) -> IngestReport:
+    """``build_index`` of the index file at ``path``. Nothing to do (every file as indexed, the
+    keys current) is found read-only over a plain connection, without opening the file for
+    writing or importing sqlite-utils: an unchanged re-ingest costs the walk and the hashes."""
+    from agent.search import precomputed
+    from kb.ingest import unchanged
+    from kb.store import open_db, read_plain
+
+    with read_plain(path) as reader:
+        if reader is not None:
+            report = unchanged(reader, dirs, expected_embedder_name(embedder), prune=prune)
+            try:
+                if report is not None and precomputed(reader):
+                    return report
+            except sqlite3.Error:
+                pass  # the way below says what is wrong
+    return build_index(open_db(path), dirs, embedder, prune=prune)
+
+
 def _say_waiting(message: str) -> None:
     print(f"deploykb: {message}...", file=sys.stderr, flush=True)
 

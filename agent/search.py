@@ -124,19 +124,7 @@ def precompute(db) -> int:
             db.execute("DELETE FROM line_keys")
             db.execute("DELETE FROM line_postings")
             db.execute("DELETE FROM finding_components")
-        stale = [
-            fid
-            for (fid,) in db.execute(
-                """SELECT DISTINCT s.finding_id FROM symptoms s LEFT JOIN line_keys k
-                ON k.finding_id = s.finding_id AND k.idx = s.idx AND k.text = s.text
-                WHERE k.finding_id IS NULL
-                UNION SELECT DISTINCT k.finding_id FROM line_keys k LEFT JOIN symptoms s
-                ON k.finding_id = s.finding_id AND k.idx = s.idx AND k.text = s.text
-                WHERE s.finding_id IS NULL
-                UNION SELECT f.id FROM findings f WHERE NOT EXISTS
-                (SELECT 1 FROM finding_components c WHERE c.finding_id = f.id)"""
-            ).fetchall()
-        ]
+        stale = _stale(db)
         keyed = 0
         for start in range(0, len(stale), 500):
             chunk = stale[start : start + 500]
@@ -167,6 +155,30 @@ def precompute(db) -> int:
             keyed += len(rows)
         set_meta(db, line_keys=version)
     return keyed
+
+
+def _stale(db) -> list[str]:
+    """Findings whose keys or components are missing or out of step with their symptoms."""
+    return [
+        fid
+        for (fid,) in db.execute(
+            """SELECT DISTINCT s.finding_id FROM symptoms s LEFT JOIN line_keys k
+            ON k.finding_id = s.finding_id AND k.idx = s.idx AND k.text = s.text
+            WHERE k.finding_id IS NULL
+            UNION SELECT DISTINCT k.finding_id FROM line_keys k LEFT JOIN symptoms s
+            ON k.finding_id = s.finding_id AND k.idx = s.idx AND k.text = s.text
+            WHERE s.finding_id IS NULL
+            UNION SELECT f.id FROM findings f WHERE NOT EXISTS
+            (SELECT 1 FROM finding_components c WHERE c.finding_id = f.id)"""
+        ).fetchall()
+    ]
+
+
+def precomputed(db) -> bool:
+    """``precompute`` would change nothing (``db`` may be a ``kb.store.PlainReader``)."""
+    from kb.store import get_meta
+
+    return get_meta(db, "line_keys") == line_keys_version() and not _stale(db)
 
 
 class Searcher:

@@ -25,6 +25,7 @@ from kb import store
 from kb.document import document_text, symptom_texts
 from kb.errors import DeployKBError, EmbeddingError, FindingError, InputError
 from kb.records import Finding, ParseWarning
+from kb.versions import PARSER_VERSION
 
 if TYPE_CHECKING:  # pragma: no cover
     import sqlite_utils
@@ -195,8 +196,13 @@ def id_line(text: str, finding: Finding) -> int | None:
 
 
 def _under(key: str, scopes: Sequence[Path]) -> bool:
-    p = Path(key)
-    return any(p == s or s in p.parents for s in scopes)
+    """``key`` (a resolved path) is one of the resolved ``scopes`` or inside one: what
+    ``Path.parents`` says, by string prefix (building the parents costs more than the walk)."""
+    for scope in scopes:
+        root = str(scope)
+        if key == root or key.startswith(root if root.endswith(os.sep) else root + os.sep):
+            return True
+    return False
 
 
 def _parts(f: Finding) -> tuple[list[str], list[str]]:
@@ -383,8 +389,6 @@ def _ingest_locked(
     prune: bool = False,
 ) -> tuple[IngestReport, dict[str, Any]]:
     """The body of ``ingest``, run while it holds the write lock."""
-    from kb.parse import PARSER_VERSION
-
     rows = store.indexed_rows(db)
     # rows of files that are gone (a moved or deleted team folder): dropped, whatever the scope;
     # with ``prune``, every row from a folder not read now
@@ -549,6 +553,22 @@ def _parse_one(f: _File) -> Any:
         )
 
 
+def unchanged(
+    db: sqlite_utils.Database | store.PlainReader,
+    dirs: list[Path],
+    embedder_name: str | None,
+    *,
+    prune: bool = False,
+) -> IngestReport | None:
+    """``ingest``'s report when the index is in step with ``dirs`` and there is nothing to do,
+    found without a lock and without writing (``db`` may be a read-only ``store.PlainReader``);
+    None when something may have changed, or the index cannot tell: ``ingest`` then does the work."""
+    try:
+        return _nothing_to_do(db, dirs, [Path(d).resolve() for d in dirs], embedder_name, prune)
+    except sqlite3.Error:
+        return None
+
+
 def _nothing_to_do(
     db: sqlite_utils.Database,
     dirs: Sequence[Path],
@@ -559,8 +579,6 @@ def _nothing_to_do(
     """The report of an ingest with nothing to do, found from ids, paths and hashes alone (no
     finding is loaded or parsed); ``None`` when something may have changed. Nothing to do: every
     file hashes as indexed, no indexed file under ``dirs`` is gone, and every vector is ``name``'s."""
-    from kb.parse import PARSER_VERSION
-
     tables = set(db.table_names())
     if not {"findings", "embeddings", "meta"} <= tables:
         return None

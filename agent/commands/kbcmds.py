@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from agent.app import DbOption, EmbedderOption, FindingsOption, JsonOption, app
-from agent.index import build_index, open_index, split_dirs
+from agent.index import ingest_file, open_index, split_dirs
 from kb.paths import findings_dirs, resolve_db_path
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,12 +51,9 @@ def ingest_command(
 
     Example: deploykb ingest --findings ~/team-findings
     """
-    from kb.store import open_db
-
     dirs = list(paths) if paths else findings_dirs(split_dirs(findings))
-    database = open_db(resolve_db_path(db))
     start = time.monotonic()
-    report = build_index(database, dirs, embedder, prune=prune)
+    report = ingest_file(resolve_db_path(db), dirs, embedder, prune=prune)
     elapsed = time.monotonic() - start
     for warning in report.warnings:
         typer.echo(f"warning: {warning}", err=True)
