@@ -438,12 +438,23 @@ class Searcher:
     def components_of(self, fid: str) -> frozenset[str]:
         self.component_weights()
         if fid not in self._components and self._has_keys():
-            rows = self.db.execute(
-                "SELECT component FROM finding_components WHERE finding_id = ? AND component != ''",
-                [fid],
-            ).fetchall()
-            self._components[fid] = frozenset(c for (c,) in rows)
+            self._read_components([fid])
         return self._components.get(fid, frozenset())
+
+    def _read_components(self, ids: Sequence[str]) -> None:
+        """The stored failure components of these findings, in one query per 500."""
+        wanted = [fid for fid in ids if fid not in self._components]
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            found: dict[str, set[str]] = {fid: set() for fid in chunk}
+            marks = ", ".join("?" * len(chunk))
+            for fid, comp in self.db.execute(
+                "SELECT finding_id, component FROM finding_components"
+                f" WHERE finding_id IN ({marks}) AND component != ''",
+                chunk,
+            ):
+                found[fid].add(comp)
+            self._components.update((fid, frozenset(c)) for fid, c in found.items())
 
     # -- the query -------------------------------------------------------------------------
 
@@ -490,6 +501,9 @@ class Searcher:
         q_mass = sum(weights.get(c, 0.0) for c in q_comps)
         out: list[Candidate] = []
         found = self.get(sorted(pool))
+        self.component_weights()
+        if self._has_keys():
+            self._read_components(sorted(pool))
         # BM25 of the report over the symptoms and root cause of the candidates (their statistics)
         symptom_docs = {fid: self.symptom_words(f) for fid, f in found.items()}
         symptom_score = M.bm25_scores(M.words(text), symptom_docs)
