@@ -132,7 +132,7 @@ CREATE TABLE IF NOT EXISTS finding_components (
     component TEXT NOT NULL,
     PRIMARY KEY (finding_id, component)
 ) WITHOUT ROWID;
--- every vector of a part ('doc', 'symptom') as float32 matrices of at most MATRIX_BLOCK_ROWS rows,
+-- every vector of a part ('doc', 'symptom') as float32 matrices of at most MATRIX_BLOCK_BYTES,
 -- rows in (finding_id, part) order: a copy of embeddings that a query reads as a few blobs. Built
 -- at the end of each ingest (build_vector_matrix). Any write to embeddings drops it (the triggers
 -- below), and a reader that finds it missing reads embeddings row by row. No semicolons here:
@@ -151,7 +151,9 @@ _MATRIX_TRIGGERS = tuple(
     "BEGIN DELETE FROM vector_matrix; END"
     for name, event in (("mi", "INSERT"), ("mu", "UPDATE"), ("md", "DELETE"))
 )
-MATRIX_BLOCK_ROWS = 65_536  # 96 MB of 384-d vectors: far below SQLite's 1 GB limit on a blob
+# a block's size: one block a part up to 174,762 384-d vectors (100k findings), a quarter of
+# SQLite's default limit on a blob (1e9 bytes)
+MATRIX_BLOCK_BYTES = 256 * 2**20
 
 # --- opening, transactions and schema ----------------------------------------------------------
 
@@ -661,8 +663,9 @@ def build_vector_matrix(db: sqlite_utils.Database) -> bool:
             ids.append(fid)
         if any("\n" in fid for fid in ids):
             return False
-        for block, start in enumerate(range(0, max(count, 1), MATRIX_BLOCK_ROWS)):
-            end = start + MATRIX_BLOCK_ROWS
+        per_block = max(1, MATRIX_BLOCK_BYTES // (4 * max(dim, 1)))
+        for block, start in enumerate(range(0, max(count, 1), per_block)):
+            end = start + per_block
             blocks.append((part, block, dim, "\n".join(ids[start:end]), matrix[start:end]))
     db.execute("DELETE FROM vector_matrix")
     db.conn.executemany(

@@ -338,7 +338,7 @@ def test_the_vector_matrix_holds_the_rows_in_their_order(indexed, part):
 
 def test_the_vector_matrix_in_blocks_reads_as_one(indexed, monkeypatch):
     expected = store.load_vectors(indexed, "symptom")
-    monkeypatch.setattr(store, "MATRIX_BLOCK_ROWS", 3)
+    monkeypatch.setattr(store, "MATRIX_BLOCK_BYTES", 3 * 4 * 64)  # 3 rows of 64-d
     with store.write_transaction(indexed):
         indexed.execute("DELETE FROM vector_matrix")
         assert store.build_vector_matrix(indexed)
