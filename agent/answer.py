@@ -287,7 +287,13 @@ def answer(
     proposals = tuple(propose(m, ctx, version) for m in matches)
     from agent.differential import differential
 
-    diff = differential(proposals, ctx, tri, tuple(searcher.findings.values()), searcher.traits_of)
+    # the differential compares with the user's command (none given: no differential), and only
+    # then reads every finding: a plain ``ask`` reads the candidates it scores, not the index
+    diff = (
+        differential(proposals, ctx, tri, tuple(searcher.findings.values()), searcher.traits_of)
+        if ctx.command is not None
+        else None
+    )
     return Answer(confident, proposals, tri, ctx, tuple(warnings), why, diff, tuple(notices))
 
 

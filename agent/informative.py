@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 
@@ -21,6 +21,8 @@ from functools import lru_cache
 class LineStats:
     n_docs: int
     df: Mapping[str, int]
+    # each word's weight, worked out once (a query weighs the same words for every candidate)
+    _weights: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def max_idf(self) -> float:
@@ -31,7 +33,12 @@ class LineStats:
 
     def weight(self, token: str) -> float:
         """0..1: 1 for a word seen in at most one document."""
-        return self.idf(token) / self.max_idf if self.n_docs else 1.0
+        found = self._weights.get(token)
+        if found is None:
+            if len(self._weights) >= 200_000:  # a long-lived process stays bounded
+                self._weights.clear()
+            found = self._weights[token] = self.idf(token) / self.max_idf if self.n_docs else 1.0
+        return found
 
     def mass(self, tokens: Iterable[str]) -> float:
         return sum(self.weight(t) for t in tokens)

@@ -124,19 +124,7 @@ def precompute(db) -> int:
             db.execute("DELETE FROM line_keys")
             db.execute("DELETE FROM line_postings")
             db.execute("DELETE FROM finding_components")
-        stale = [
-            fid
-            for (fid,) in db.execute(
-                """SELECT DISTINCT s.finding_id FROM symptoms s LEFT JOIN line_keys k
-                ON k.finding_id = s.finding_id AND k.idx = s.idx AND k.text = s.text
-                WHERE k.finding_id IS NULL
-                UNION SELECT DISTINCT k.finding_id FROM line_keys k LEFT JOIN symptoms s
-                ON k.finding_id = s.finding_id AND k.idx = s.idx AND k.text = s.text
-                WHERE s.finding_id IS NULL
-                UNION SELECT f.id FROM findings f WHERE NOT EXISTS
-                (SELECT 1 FROM finding_components c WHERE c.finding_id = f.id)"""
-            ).fetchall()
-        ]
+        stale = _stale(db)
         keyed = 0
         for start in range(0, len(stale), 500):
             chunk = stale[start : start + 500]
@@ -169,6 +157,30 @@ def precompute(db) -> int:
     return keyed
 
 
+def _stale(db) -> list[str]:
+    """Findings whose keys or components are missing or out of step with their symptoms."""
+    return [
+        fid
+        for (fid,) in db.execute(
+            """SELECT DISTINCT s.finding_id FROM symptoms s LEFT JOIN line_keys k
+            ON k.finding_id = s.finding_id AND k.idx = s.idx AND k.text = s.text
+            WHERE k.finding_id IS NULL
+            UNION SELECT DISTINCT k.finding_id FROM line_keys k LEFT JOIN symptoms s
+            ON k.finding_id = s.finding_id AND k.idx = s.idx AND k.text = s.text
+            WHERE s.finding_id IS NULL
+            UNION SELECT f.id FROM findings f WHERE NOT EXISTS
+            (SELECT 1 FROM finding_components c WHERE c.finding_id = f.id)"""
+        ).fetchall()
+    ]
+
+
+def precomputed(db) -> bool:
+    """``precompute`` would change nothing (``db`` may be a ``kb.store.PlainReader``)."""
+    from kb.store import get_meta
+
+    return get_meta(db, "line_keys") == line_keys_version() and not _stale(db)
+
+
 class Searcher:
     """``findings`` are read when a query needs them (the candidates it scores); line keys,
     postings and failure components come from the tables ``precompute`` keeps, the vocabulary for
@@ -189,6 +201,8 @@ class Searcher:
         self._sym_lines: dict[str, list[tuple[str, frozenset[str]]]] | None = None
         self._postings: dict[str, set[str]] = {}
         self._traits: dict[str, ArchTraits] = {}
+        self._last_bm25: tuple[str, list[tuple[str, float]]] | None = None
+        self._symptom_words: dict[str, list[str]] = {}
         self._component_idf: dict[str, float] | None = None
         self._components: dict[str, frozenset[str]] = {}
         self._fix_components: dict[str, frozenset[str]] = {}
@@ -306,6 +320,15 @@ class Searcher:
                 self._sym_lines[fid].append((text, frozenset(keys.split())))
         return {fid: self._sym_lines[fid] for fid in ids}
 
+    def symptom_words(self, finding: Finding) -> list[str]:
+        """The words of a finding's symptoms and root cause (what the symptoms' BM25 counts),
+        worked out once per finding."""
+        words = self._symptom_words.get(finding.id)
+        if words is None:
+            text = " ".join(s.text for s in finding.symptoms) + " " + (finding.root_cause or "")
+            words = self._symptom_words[finding.id] = M.words(text)
+        return words
+
     def traits_of(self, finding: Finding) -> ArchTraits:
         key = finding.architecture or ""
         if key not in self._traits:
@@ -335,7 +358,7 @@ class Searcher:
 
     def by_bm25(self, text: str) -> list[tuple[str, float]]:
         """``(finding id, BM25 score)``, best first."""
-        from kb.store import Vocabulary, fts_search, fts_vocabulary, query_words
+        from kb.store import Vocabulary, fts_match, fts_query, fts_vocabulary, query_words
 
         # the counts of this query's words only, remembered for later queries of the process
         words = query_words(text)
@@ -346,7 +369,14 @@ class Searcher:
             self._df.update(dict.fromkeys(missing, 0))
             self._df.update(vocabulary.doc_freq)
         vocabulary = Vocabulary(self._df, self._documents)
-        return fts_search(self.db, text, limit=POOL, vocabulary=vocabulary)
+        query = fts_query(text, vocabulary)
+        if query is None:
+            return []
+        # a query's two searches (its error lines, the whole report) are often the same
+        # expression: the last one is remembered
+        if self._last_bm25 is None or self._last_bm25[0] != query:
+            self._last_bm25 = (query, fts_match(self.db, query, limit=POOL))
+        return list(self._last_bm25[1])
 
     def by_embedding(self, text: str) -> dict[str, float]:
         import numpy as np
@@ -408,12 +438,23 @@ class Searcher:
     def components_of(self, fid: str) -> frozenset[str]:
         self.component_weights()
         if fid not in self._components and self._has_keys():
-            rows = self.db.execute(
-                "SELECT component FROM finding_components WHERE finding_id = ? AND component != ''",
-                [fid],
-            ).fetchall()
-            self._components[fid] = frozenset(c for (c,) in rows)
+            self._read_components([fid])
         return self._components.get(fid, frozenset())
+
+    def _read_components(self, ids: Sequence[str]) -> None:
+        """The stored failure components of these findings, in one query per 500."""
+        wanted = [fid for fid in ids if fid not in self._components]
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            found: dict[str, set[str]] = {fid: set() for fid in chunk}
+            marks = ", ".join("?" * len(chunk))
+            for fid, comp in self.db.execute(
+                "SELECT finding_id, component FROM finding_components"
+                f" WHERE finding_id IN ({marks}) AND component != ''",
+                chunk,
+            ):
+                found[fid].add(comp)
+            self._components.update((fid, frozenset(c)) for fid, c in found.items())
 
     # -- the query -------------------------------------------------------------------------
 
@@ -464,11 +505,11 @@ class Searcher:
         q_mass = sum(weights.get(c, 0.0) for c in q_comps)
         out: list[Candidate] = []
         found = self.get(sorted(pool))
+        self.component_weights()
+        if self._has_keys():
+            self._read_components(sorted(pool))
         # BM25 of the report over the symptoms and root cause of the candidates (their statistics)
-        symptom_docs = {
-            fid: M.words(" ".join(s.text for s in f.symptoms) + " " + (f.root_cause or ""))
-            for fid, f in found.items()
-        }
+        symptom_docs = {fid: self.symptom_words(f) for fid, f in found.items()}
         symptom_score = M.bm25_scores(M.words(text), symptom_docs)
         symptom_best = max(symptom_score.values(), default=0.0) or 1.0
         # A one-line question names no failure: the features of failure evidence (the symptoms'

@@ -25,6 +25,7 @@ from kb import store
 from kb.document import document_text, symptom_texts
 from kb.errors import DeployKBError, EmbeddingError, FindingError, InputError
 from kb.records import Finding, ParseWarning
+from kb.versions import PARSER_VERSION
 
 if TYPE_CHECKING:  # pragma: no cover
     import sqlite_utils
@@ -164,27 +165,54 @@ def finding_files(dirs: Sequence[Path]) -> list[Path]:
 
     Sorted within each dir, dirs in the order given, no file twice.
     """
-    out: list[Path] = []
-    seen: set[Path] = set()
+    return [path for path, _ in finding_keys(dirs)]
+
+
+def finding_keys(dirs: Sequence[Path]) -> list[tuple[Path, str]]:
+    """``finding_files`` with each file's key: its resolved path, as ``findings.path`` stores it.
+
+    One walk with ``os.scandir`` from each resolved folder, like ``Path.rglob`` (symlinked folders
+    are not entered; symlinked files are taken): a file reached through no symlink is its folder's
+    resolved path plus its name, so only a symlinked file costs a ``resolve()``."""
+    out: list[tuple[Path, str]] = []
+    seen: set[str] = set()
+
+    def walk(shown: Path, real: str, parts: tuple[str, ...], found: list) -> None:
+        try:
+            entries = list(os.scandir(real))
+        except OSError:
+            return
+        for entry in entries:
+            try:
+                if entry.is_dir():
+                    if not entry.is_symlink() and not entry.name.startswith("."):
+                        walk(shown / entry.name, entry.path, (*parts, entry.name), found)
+                elif (
+                    entry.name.endswith(".md")
+                    and entry.name != "README.md"
+                    and not entry.name.startswith(".")
+                    and entry.is_file()
+                ):
+                    key = str(Path(entry.path).resolve()) if entry.is_symlink() else entry.path
+                    found.append(((*parts, entry.name), shown / entry.name, key))
+            except OSError:
+                continue
+
     for root in dirs:
         root = Path(root)
         if root.is_file():
-            candidates = [root]
+            candidates = [(root, str(root.resolve()))]
         elif root.is_dir():
-            candidates = sorted(
-                p
-                for p in root.rglob("*.md")
-                if p.name != "README.md"
-                and p.is_file()
-                and not any(part.startswith(".") for part in p.relative_to(root).parts)
-            )
+            found: list[tuple[tuple[str, ...], Path, str]] = []
+            walk(root, str(root.resolve()), (), found)
+            found.sort(key=lambda t: t[0])  # the order of sorted(Path, ...): by parts
+            candidates = [(path, key) for _, path, key in found]
         else:
             raise InputError(f"{root}: no such findings folder")
-        for p in candidates:
-            resolved = p.resolve()
-            if resolved not in seen:
-                seen.add(resolved)
-                out.append(p)
+        for path, key in candidates:
+            if key not in seen:
+                seen.add(key)
+                out.append((path, key))
     return out
 
 
@@ -205,8 +233,13 @@ def id_line(text: str, finding: Finding) -> int | None:
 
 
 def _under(key: str, scopes: Sequence[Path]) -> bool:
-    p = Path(key)
-    return any(p == s or s in p.parents for s in scopes)
+    """``key`` (a resolved path) is one of the resolved ``scopes`` or inside one: what
+    ``Path.parents`` says, by string prefix (building the parents costs more than the walk)."""
+    for scope in scopes:
+        root = str(scope)
+        if key == root or key.startswith(root if root.endswith(os.sep) else root + os.sep):
+            return True
+    return False
 
 
 def _parts(f: Finding) -> tuple[list[str], list[str]]:
@@ -352,18 +385,18 @@ def ingest(
     # and no ingest acts on a listing older than the last one committed (it would drop rows of
     # files added meanwhile).
     with _writing(db), store.write_transaction(db, on_wait=on_wait):
-        walked = finding_files(dirs)
+        walked = finding_keys(dirs)
         files: list[_File] = []
         unreadable: set[str] = set()
         read_errors: list[FindingError] = []
-        for path in walked:
+        for path, key in walked:
             try:
-                files.append(_File(path=path, key=str(path.resolve()), data=path.read_bytes()))
+                files.append(_File(path=path, key=key, data=path.read_bytes()))
             except FileNotFoundError:
                 continue  # deleted since the folder was listed: it is gone, not broken
             except OSError as exc:
                 read_errors.append(FindingError(str(path), None, f"cannot read ({exc.strerror})"))
-                unreadable.add(str(path.resolve()))
+                unreadable.add(key)
         store.ensure_schema(db)
         report, parsed = _ingest_locked(
             db,
@@ -400,8 +433,6 @@ def _ingest_locked(
     prune: bool = False,
 ) -> tuple[IngestReport, dict[str, Any]]:
     """The body of ``ingest``, run while it holds the write lock."""
-    from kb.parse import PARSER_VERSION
-
     rows = store.indexed_rows(db)
     # rows of files that are gone (a moved or deleted team folder): dropped, whatever the scope;
     # with ``prune``, every row from a folder not read now
@@ -498,9 +529,11 @@ def _ingest_locked(
             content_hash=digest,
             document=document_text(finding),
             indexed_at=indexed_at,
+            record=record,
         )
     if embedder is not None:
         embedded = _embed(db, embedder, plan.need, plan.accepted, rows, progress, batch_size)
+    store.build_vector_matrix(db)  # when a vector was written (or it is missing)
     if not nothing_changed:
         meta: dict[str, str | None] = {
             "parser_version": PARSER_VERSION,
@@ -564,6 +597,22 @@ def _parse_one(f: _File) -> Any:
         )
 
 
+def unchanged(
+    db: sqlite_utils.Database | store.PlainReader,
+    dirs: list[Path],
+    embedder_name: str | None,
+    *,
+    prune: bool = False,
+) -> IngestReport | None:
+    """``ingest``'s report when the index is in step with ``dirs`` and there is nothing to do,
+    found without a lock and without writing (``db`` may be a read-only ``store.PlainReader``);
+    None when something may have changed, or the index cannot tell: ``ingest`` then does the work."""
+    try:
+        return _nothing_to_do(db, dirs, [Path(d).resolve() for d in dirs], embedder_name, prune)
+    except sqlite3.Error:
+        return None
+
+
 def _nothing_to_do(
     db: sqlite_utils.Database,
     dirs: Sequence[Path],
@@ -574,8 +623,6 @@ def _nothing_to_do(
     """The report of an ingest with nothing to do, found from ids, paths and hashes alone (no
     finding is loaded or parsed); ``None`` when something may have changed. Nothing to do: every
     file hashes as indexed, no indexed file under ``dirs`` is gone, and every vector is ``name``'s."""
-    from kb.parse import PARSER_VERSION
-
     tables = set(db.table_names())
     if not {"findings", "embeddings", "meta"} <= tables:
         return None
@@ -586,15 +633,14 @@ def _nothing_to_do(
         return None
     if store.get_meta(db, "parser_version") != PARSER_VERSION:
         return None
-    walked = finding_files(dirs)
+    walked = finding_keys(dirs)
     by_path: dict[str, list[str]] = {}
     hashes: dict[str, str] = {}
     for fid, path, chash in db.execute("SELECT id, path, content_hash FROM findings"):
         by_path.setdefault(path, []).append(fid)
         hashes[fid] = chash
     keys: set[str] = set()
-    for path in walked:
-        key = str(path.resolve())
+    for path, key in walked:
         keys.add(key)
         ids = by_path.get(key)
         try:
@@ -614,6 +660,8 @@ def _nothing_to_do(
         "SELECT 1 FROM embeddings WHERE model != ? OR length(vector) != 4 * dim LIMIT 1", [name]
     ).fetchone():
         return None  # another model's vectors, or damaged ones: the locked path re-embeds them
+    if not store.vector_matrix_ready(db):
+        return None  # the vectors' matrix is missing: the locked path builds it
     unchanged = sum(len(by_path[k]) for k in keys)
     counts: dict[str, int] = {}
     for path in outside:

@@ -21,22 +21,26 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import sqlite_utils
-
 from kb.document import source_url
 from kb.errors import DeployKBError, InputError, KBIndexError
 from kb.records import STATUSES, Finding
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
+    import sqlite_utils
 
 # 3: symptoms, fixes and sources reference their finding (FOREIGN KEY ... REFERENCES findings), so
 # sqlite-utils and Datasette link them (the constraint is declared, not enforced: foreign_keys is off)
-INDEX_SCHEMA_VERSION = "3"
+# 4: the vectors of each part also as one float32 matrix (``vector_matrix``), so that a query reads
+# a few blobs instead of one row per vector
+INDEX_SCHEMA_VERSION = "4"
+# versions that ``ensure_schema`` brings up to date in place, keeping their rows: 3 lacks only the
+# matrix, which is built from its vectors (nothing is embedded again)
+_UPGRADABLE = ("3",)
 
 _TABLES = (
     "findings", "symptoms", "fixes", "sources", "embeddings", "meta",
-    "term_counts", "line_keys", "line_postings", "finding_components",
+    "term_counts", "line_keys", "line_postings", "finding_components", "vector_matrix",
 )  # fmt: skip
 
 _SCHEMA = """
@@ -128,7 +132,28 @@ CREATE TABLE IF NOT EXISTS finding_components (
     component TEXT NOT NULL,
     PRIMARY KEY (finding_id, component)
 ) WITHOUT ROWID;
+-- every vector of a part ('doc', 'symptom') as float32 matrices of at most MATRIX_BLOCK_BYTES,
+-- rows in (finding_id, part) order: a copy of embeddings that a query reads as a few blobs. Built
+-- at the end of each ingest (build_vector_matrix). Any write to embeddings drops it (the triggers
+-- below), and a reader that finds it missing reads embeddings row by row. No semicolons here:
+-- the schema is split on them
+CREATE TABLE IF NOT EXISTS vector_matrix (
+    part TEXT NOT NULL,
+    block INTEGER NOT NULL,
+    dim INTEGER NOT NULL,
+    ids TEXT NOT NULL,
+    matrix BLOB NOT NULL,
+    PRIMARY KEY (part, block)
+);
 """
+_MATRIX_TRIGGERS = tuple(
+    f"CREATE TRIGGER IF NOT EXISTS [embeddings_{name}] AFTER {event} ON [embeddings] "
+    "BEGIN DELETE FROM vector_matrix; END"
+    for name, event in (("mi", "INSERT"), ("mu", "UPDATE"), ("md", "DELETE"))
+)
+# a block's size: one block a part up to 174,762 384-d vectors (100k findings), a quarter of
+# SQLite's default limit on a blob (1e9 bytes)
+MATRIX_BLOCK_BYTES = 256 * 2**20
 
 # --- opening, transactions and schema ----------------------------------------------------------
 
@@ -178,6 +203,8 @@ def open_db(path: Path) -> sqlite_utils.Database:
     read_only = path.exists() and not (
         os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)
     )
+    import sqlite_utils  # here, not at import: an ingest with nothing to do never needs it
+
     try:
         if read_only:  # said up front, so SQLite never tries to write (WAL set-up included)
             conn = _connect_read_only(path)
@@ -228,11 +255,54 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
 def memory_copy(db: sqlite_utils.Database) -> sqlite_utils.Database:
     """A private, writable copy of ``db`` in memory (a read-only index answered from with rows
     left out); writes to it go nowhere."""
+    import sqlite_utils
+
     conn = sqlite3.connect(":memory:")
     db.conn.backup(conn)
     copy = sqlite_utils.Database(conn)
     copy.read_only = False  # type: ignore[attr-defined]
     return copy
+
+
+class PlainReader:
+    """What the readers here call on a ``sqlite_utils.Database`` (``execute``, ``table_names``),
+    on a plain read-only ``sqlite3`` connection: enough for the checks that find nothing to do,
+    without importing sqlite-utils (a fifth of an unchanged re-ingest's time)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, parameters: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return self.conn.execute(sql, parameters)
+
+    def table_names(self) -> list[str]:
+        return [
+            n for (n,) in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        ]
+
+
+@contextmanager
+def read_plain(path: Path) -> Iterator[PlainReader | None]:
+    """The index file at ``path`` opened read-only as a ``PlainReader``; None when there is no
+    such file or SQLite cannot open it (the caller then takes the ``open_db`` way, which says why)."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(len(_SQLITE_HEADER)) != _SQLITE_HEADER:
+                yield None
+                return
+        conn = sqlite3.connect(
+            f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro",
+            uri=True,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+        )
+    except (OSError, sqlite3.Error):
+        yield None
+        return
+    try:
+        yield PlainReader(conn)
+    finally:
+        conn.close()
 
 
 def _check_header(path: Path) -> None:
@@ -361,12 +431,14 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
         tables = set(db.table_names())
         if "meta" in tables:
             row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if row and row[0] != INDEX_SCHEMA_VERSION:
+            if row and row[0] != INDEX_SCHEMA_VERSION and row[0] not in _UPGRADABLE:
                 _drop_all(db)
                 tables = set()
         for statement in _SCHEMA.split(";"):
             if statement.strip():
                 db.execute(statement)
+        for statement in _MATRIX_TRIGGERS:
+            db.execute(statement)
         if "findings_fts" not in tables:
             for statement in _FTS_SQL:
                 db.execute(statement)
@@ -380,6 +452,7 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
         )
         if get_meta(db, "term_counts") != TERM_COUNTS_VERSION:
             _recount_terms(db)
+        build_vector_matrix(db)
 
 
 def _drop_all(db: sqlite_utils.Database) -> None:
@@ -412,9 +485,12 @@ def now_iso() -> str:
 
 def finding_record(f: Finding) -> str:
     """``findings.record``: JSON of ``finding_to_dict`` (body and path have their own columns)."""
+    from dataclasses import replace
+
     from kb.serialize import finding_to_dict
 
-    d = finding_to_dict(f)
+    # without its root cause, finding_to_dict does not read the body's Markdown to compare
+    d = finding_to_dict(replace(f, root_cause=None))
     # the root cause is stored resolved (null when there is none), so loading a finding never
     # has to parse its Markdown body again
     d["root_cause"] = f.root_cause
@@ -429,8 +505,10 @@ def put_finding(
     content_hash: str,
     document: str,
     indexed_at: str,
+    record: str | None = None,
 ) -> None:
     """Insert a finding and its symptom/fix/source rows, replacing any row with the same id.
+    ``record`` is ``finding_record(f)`` when the caller has it already.
 
     Its embeddings are left alone: ``write_vectors`` replaces them when the texts changed.
     """
@@ -445,7 +523,7 @@ def put_finding(
         [
             f.id, path, f.line, content_hash, f.title, f.status, f.date, f.model,
             f.architecture, f.quantization, hw.gpu, hw.count, hw.sm, hw.interconnect, fw.name,
-            fw.version, f.root_cause, f.failing_command, f.working_command, finding_record(f),
+            fw.version, f.root_cause, f.failing_command, f.working_command, record or finding_record(f),
             f.body, document, indexed_at,
         ],
     )  # fmt: skip
@@ -555,10 +633,85 @@ _INTACT = (
 
 
 def damaged_vectors(db: sqlite_utils.Database) -> int:
-    """How many stored vectors are cut short, too long, or of another size than the index's."""
-    if "embeddings" not in db.table_names():
+    """How many stored vectors are cut short, too long, or of another size than the index's.
+    None when the matrix is there: it is built from whole vectors only, and dropped by any write
+    to them since (the scan of every vector is left out of a cold ``ask``)."""
+    tables = db.table_names()
+    if "embeddings" not in tables:
         return 0
+    if "vector_matrix" in tables:
+        dims = _matrix_dims(db)
+        if dims is not None and dims <= {_meta_dim(db)}:
+            return 0
     return db.execute(f"SELECT count(*) FROM embeddings WHERE NOT {_INTACT}").fetchone()[0]
+
+
+_MATRIX_PARTS = ("doc", "symptom")
+
+
+def _meta_dim(db: sqlite_utils.Database) -> int | None:
+    value = get_meta(db, "dim")
+    return int(value) if value else None
+
+
+def _matrix_dims(db: sqlite_utils.Database) -> set[int] | None:
+    """The vector sizes in ``vector_matrix`` (empty: no vectors); None when it is missing."""
+    rows = db.execute(
+        "SELECT part, dim FROM vector_matrix WHERE block = 0 AND part IN ('doc', 'symptom')"
+    ).fetchall()
+    if len(rows) != len(_MATRIX_PARTS):
+        return None
+    return {dim for _, dim in rows if dim}
+
+
+def vector_matrix_ready(db: sqlite_utils.Database) -> bool:
+    """``vector_matrix`` is there, complete (what readers read instead of every row)."""
+    return "vector_matrix" in db.table_names() and _matrix_dims(db) is not None
+
+
+def build_vector_matrix(db: sqlite_utils.Database) -> bool:
+    """Write ``vector_matrix`` from ``embeddings`` when it is missing, in the caller's transaction
+    (no commit here). Left missing when any vector is damaged, of another size than the index's,
+    or a finding id cannot be stored one a line: readers then read the rows, which say what is
+    wrong, and the next ingest (which embeds such vectors again) builds it. True when it is there
+    afterwards."""
+    import numpy as np
+
+    if vector_matrix_ready(db):
+        return True
+    if db.execute(f"SELECT 1 FROM embeddings WHERE NOT {_INTACT} LIMIT 1").fetchone():
+        return False
+    dims = {dim for (dim,) in db.execute("SELECT DISTINCT dim FROM embeddings")}
+    if len(dims) > 1:
+        return False
+    dim = dims.pop() if dims else 0
+    blocks: list[tuple[str, int, int, str, Any]] = []
+    for part in _MATRIX_PARTS:
+        (count,) = db.execute(
+            "SELECT count(*) FROM embeddings WHERE substr(part, 1, ?) = ?", [len(part), part]
+        ).fetchone()
+        matrix = np.empty((count, dim), dtype=np.float32)
+        ids: list[str] = []
+        rows = db.execute(
+            """SELECT finding_id, vector FROM embeddings
+            WHERE substr(part, 1, ?) = ? ORDER BY finding_id, part""",
+            [len(part), part],
+        )
+        for i, (fid, blob) in enumerate(rows):
+            matrix[i] = np.frombuffer(blob, dtype=np.float32)
+            ids.append(fid)
+        if any("\n" in fid for fid in ids):
+            return False
+        per_block = max(1, MATRIX_BLOCK_BYTES // (4 * max(dim, 1)))
+        for block, start in enumerate(range(0, max(count, 1), per_block)):
+            end = start + per_block
+            blocks.append((part, block, dim, "\n".join(ids[start:end]), matrix[start:end]))
+    db.execute("DELETE FROM vector_matrix")
+    db.conn.executemany(
+        "INSERT INTO vector_matrix (part, block, dim, ids, matrix) VALUES (?, ?, ?, ?, ?)",
+        [(part, block, dim, ids, m.tobytes()) for part, block, dim, ids, m in blocks],
+    )
+    return True
 
 
 def indexed_rows(db: sqlite_utils.Database) -> dict[str, dict[str, Any]]:
@@ -758,22 +911,41 @@ def fts_search(
     query = fts_query(text, vocabulary)
     if query is None:
         return []
-    rows = db.execute(
-        """SELECT findings.id, bm25(findings_fts, 2.0, 1.0) AS rank
-        FROM findings_fts JOIN findings ON findings.rowid = findings_fts.rowid
-        WHERE findings_fts MATCH ? ORDER BY rank LIMIT ?""",
+    return fts_match(db, query, limit)
+
+
+def fts_match(db: sqlite_utils.Database, query: str, limit: int = 50) -> list[tuple[str, float]]:
+    """``fts_search`` of an ``fts_query`` expression. The best ``limit`` rows are found in the
+    full-text index alone, and only their ids are looked up (a join would look up every row that
+    matches: most of a large index, for a pasted log)."""
+    ranked = db.execute(
+        """SELECT rowid, bm25(findings_fts, 2.0, 1.0) AS rank
+        FROM findings_fts WHERE findings_fts MATCH ? ORDER BY rank LIMIT ?""",
         [query, limit],
     ).fetchall()
-    return [(fid, -float(rank)) for fid, rank in rows]
+    if not ranked:
+        return []
+    marks = ", ".join("?" * len(ranked))
+    ids = dict(
+        db.execute(
+            f"SELECT rowid, id FROM findings WHERE rowid IN ({marks})", [r for r, _ in ranked]
+        ).fetchall()
+    )
+    return [(ids[rowid], -float(rank)) for rowid, rank in ranked if rowid in ids]
 
 
 def load_vectors(
     db: sqlite_utils.Database, part_prefix: str = "doc"
 ) -> tuple[list[str], np.ndarray]:
     """Finding ids and their vectors (float32 rows) for parts starting with ``part_prefix``:
-    ``"doc"`` gives one row per finding, ``"symptom"`` one row per symptom (ids repeat)."""
+    ``"doc"`` gives one row per finding, ``"symptom"`` one row per symptom (ids repeat). Read from
+    ``vector_matrix`` when it is there (a few blobs), else row by row from ``embeddings``."""
     import numpy as np
 
+    if part_prefix in _MATRIX_PARTS and "vector_matrix" in db.table_names():
+        found = _read_matrix(db, part_prefix)
+        if found is not None:
+            return found
     rows = db.execute(
         """SELECT finding_id, dim, vector FROM embeddings
         WHERE substr(part, 1, ?) = ? ORDER BY finding_id, part""",
@@ -795,6 +967,31 @@ def load_vectors(
             )
     matrix = np.frombuffer(b"".join(blob for _, _, blob in rows), dtype=np.float32)
     return [fid for fid, _, _ in rows], matrix.reshape(len(rows), dim)
+
+
+def _read_matrix(db: sqlite_utils.Database, part: str) -> tuple[list[str], np.ndarray] | None:
+    """``load_vectors`` from ``vector_matrix``; None when it is missing or does not add up."""
+    import numpy as np
+
+    if _matrix_dims(db) is None:
+        return None
+    ids: list[str] = []
+    blocks = []
+    dims = set()
+    for dim, text, blob in db.execute(
+        "SELECT dim, ids, matrix FROM vector_matrix WHERE part = ? ORDER BY block", [part]
+    ):
+        rows = text.split("\n") if text else []
+        if len(blob) != 4 * dim * len(rows):
+            return None
+        ids += rows
+        dims.add(dim)
+        blocks.append(np.frombuffer(blob, dtype=np.float32).reshape(len(rows), dim))
+    if not ids:
+        return [], np.zeros((0, 0), dtype=np.float32)
+    if len(dims) != 1:
+        return None
+    return ids, blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
 
 
 def index_status(db: sqlite_utils.Database) -> dict[str, Any]:

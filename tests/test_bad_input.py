@@ -224,7 +224,7 @@ CASES = [
          lambda tmp: ((tmp / "state").mkdir(),
                       sqlite3.connect(tmp / "state" / "kb.db").execute("CREATE TABLE cookies (x)"))),
     Case("damaged index (pages overwritten)", ("ask", "x", "--findings", "findings"), 3,
-         "Error: state/kb.db: not a deploykb index or a damaged one (database disk image is malformed); delete it and run `deploykb ingest`, or pass --db",
+         "Error: state/kb.db: not a deploykb index or a damaged one (malformed database schema (?)); delete it and run `deploykb ingest`, or pass --db",
          index_and(spoil_pages)),
     Case("a stored vector of the wrong length: rebuilt", ("ask", "NaN probability tensor", "--findings", "findings", "--gpu", "sm120"), 0,
          "deploykb: index at state/kb.db holds 4 damaged vector(s); building it from 2 findings folder(s)...",

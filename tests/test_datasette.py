@@ -82,7 +82,7 @@ def test_an_index_of_the_previous_schema_is_rebuilt_with_the_keys(tmp_path):
     con.close()
     db = open_db(path)
     ensure_schema(db)
-    assert db["meta"].get("schema_version")["value"] == INDEX_SCHEMA_VERSION == "3"
+    assert db["meta"].get("schema_version")["value"] == INDEX_SCHEMA_VERSION == "4"
     assert [fk.other_table for fk in db["symptoms"].foreign_keys] == ["findings"]
 
 

@@ -179,3 +179,48 @@ def test_a_deleted_team_folder_is_no_longer_answered(tmp_path):
     )
     again = ask(query, "--db", db)
     assert "team-frobnicator" not in again.stdout and "re-indexed" not in again.stderr
+
+
+def test_an_unchanged_reingest_reads_the_index_without_sqlite_utils(tmp_path):
+    """Nothing to do is found over a plain read-only connection; anything to do (here, the
+    match keys of an index built by ``kb.ingest`` alone) takes the way that writes."""
+    import subprocess
+    import sys
+
+    from agent.cli.index import ingest_file
+    from kb.embed import HashEmbedder
+    from kb.ingest import ingest
+    from kb.store import get_meta, open_db
+
+    team = tmp_path / "team"
+    team.mkdir()
+    write(team, "team-frobnicator", "ZZQUNIQUE kernel explosion in frobnicator module")
+    db_path = tmp_path / "kb.db"
+    db = open_db(db_path)
+    ingest(db, [team], HashEmbedder, embedder_name=HashEmbedder().name)  # no keys yet
+    assert get_meta(db, "line_keys") is None
+    db.close()
+    report = ingest_file(db_path, [team], "hash")
+    assert report.unchanged == 1 and not report.changed
+    db = open_db(db_path)
+    assert get_meta(db, "line_keys") is not None  # keyed by the writing way
+    db.close()
+
+    code = (
+        "import sys; from pathlib import Path; from agent.cli.index import ingest_file; "
+        f"r = ingest_file(Path({str(db_path)!r}), [Path({str(team)!r})], 'hash'); "
+        "print(r.unchanged, r.changed, 'sqlite_utils' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["1", "False", "False"]
+
+
+def test_ingest_of_a_file_that_is_not_an_index_says_so(tmp_path):
+    (tmp_path / "kb.db").write_text("notes\n")
+    team = tmp_path / "team"
+    team.mkdir()
+    result = CliRunner().invoke(
+        app, ["ingest", "--db", str(tmp_path / "kb.db"), "--findings", str(team)]
+    )
+    assert result.exit_code == 3
+    assert "not a deploykb index (file is not a database)" in result.stderr

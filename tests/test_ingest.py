@@ -47,6 +47,56 @@ def replace_in(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
+def rglob_files(dirs):
+    """What ``finding_files`` gives, spelled with ``Path.rglob`` and ``resolve()`` per file."""
+    out, seen = [], set()
+    for root in dirs:
+        if root.is_file():
+            candidates = [root]
+        else:
+            candidates = sorted(
+                p for p in root.rglob("*.md")
+                if p.name != "README.md" and p.is_file()
+                and not any(part.startswith(".") for part in p.relative_to(root).parts)
+            )  # fmt: skip
+        for p in candidates:
+            if p.resolve() not in seen:
+                seen.add(p.resolve())
+                out.append((p, str(p.resolve())))
+    return out
+
+
+def test_finding_keys_are_rglob_and_resolve_without_the_cost(tmp_path):
+    from kb.ingest import finding_keys
+
+    team = tmp_path / "team"
+    elsewhere = tmp_path / "elsewhere"
+    for rel in ("a.md", "a-b/c.md", "a/b.md", "a/z/deep.md", "README.md", "a/README.md",
+                ".hidden/x.md", "a/.git/y.md", "notes.txt", ".dot.md", "B.md"):  # fmt: skip
+        (team / rel).parent.mkdir(parents=True, exist_ok=True)
+        (team / rel).write_text("x")
+    (elsewhere / "sub").mkdir(parents=True)
+    (elsewhere / "linked.md").write_text("x")
+    (elsewhere / "sub" / "inner.md").write_text("x")
+    (team / "link.md").symlink_to(elsewhere / "linked.md")  # a symlinked file: taken
+    (team / "dirlink").symlink_to(elsewhere / "sub")  # a symlinked folder: not entered
+    (team / "broken.md").symlink_to(tmp_path / "gone.md")
+    (team / "same.md").symlink_to(team / "a.md")  # the same file twice: once
+    (tmp_path / "via").symlink_to(team)  # the folder itself through a symlink
+    for dirs in ([team], [tmp_path / "via"], [team, elsewhere], [team / "a.md", team],
+                 [Path(team.name)]):  # fmt: skip
+        cwd = Path.cwd()
+        try:
+            import os
+
+            os.chdir(tmp_path)
+            assert finding_keys(dirs) == rglob_files(dirs)
+        finally:
+            os.chdir(cwd)
+    names = [p.relative_to(team).as_posix() for p, _ in finding_keys([team])]
+    assert names == ["B.md", "a/b.md", "a/z/deep.md", "a-b/c.md", "a.md", "link.md"]
+
+
 def test_finding_files_skips_readme_and_hidden_folders(findings_dir):
     (findings_dir / ".drafts").mkdir()
     (findings_dir / ".drafts" / "wip.md").write_text("---\nid: wip\n---\n")

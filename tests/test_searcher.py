@@ -108,3 +108,30 @@ def test_baselines_rank_by_their_own_retriever(searcher):
         assert matches and evidence.mode == use[0]
     bm25, _ = searcher.search(IMA_LOG, tri, ctx, use=("bm25",))
     assert bm25[0].finding.id == DSV3
+
+
+def test_a_query_whose_two_searches_are_one_expression_searches_once(tmp_path, monkeypatch):
+    """A question (no error lines) searches its text twice, as error lines and as the whole
+    report: the second answer is the first's, and the ranking does not change."""
+    import kb.store
+    from kb.embed import HashEmbedder
+    from kb.ingest import ingest
+    from kb.store import open_db
+
+    db = open_db(tmp_path / "kb.db")
+    ingest(db, [KB_FINDINGS], lambda: HashEmbedder(dim=64))
+    question = "what works for Qwen MoE NVFP4 on sm120?"
+
+    def fresh():
+        return Searcher(db, lambda: HashEmbedder(dim=64))
+
+    expected = [(m.match.finding.id, m.match.score) for m in ask(fresh(), question).proposals]
+    calls: list[str] = []
+    real = kb.store.fts_match
+    monkeypatch.setattr(
+        kb.store, "fts_match", lambda db, q, limit: calls.append(q) or real(db, q, limit)
+    )
+    got = [(m.match.finding.id, m.match.score) for m in ask(fresh(), question).proposals]
+    assert got == expected
+    assert len(calls) == 1
+    db.close()

@@ -253,6 +253,41 @@ def test_fts_search_limit(indexed):
     assert len(store.fts_search(indexed, "fp8 nvfp4 awq", limit=2)) == 2
 
 
+def test_fts_search_ranks_as_the_join_of_every_match(tmp_db):
+    """The best rows come from the full-text index alone, in the order of a join that looks
+    up every matching row (what it was before)."""
+    import json
+    from pathlib import Path
+
+    from kb.embed import HashEmbedder
+    from kb.resources import shipped_findings_dir
+
+    ingest(tmp_db, [shipped_findings_dir()], HashEmbedder, embedder_name=HashEmbedder().name)
+    queries = Path(__file__).parent.parent / "eval" / "queries.jsonl"
+    texts = [json.loads(line).get("text") or "" for line in queries.read_text().splitlines()]
+    for text in [t for t in texts if t][:40] + ["probability tensor contains inf, nan"]:
+        joined = tmp_db.execute(
+            """SELECT findings.id, bm25(findings_fts, 2.0, 1.0) AS rank
+            FROM findings_fts JOIN findings ON findings.rowid = findings_fts.rowid
+            WHERE findings_fts MATCH ? ORDER BY rank LIMIT 20""",
+            [store.fts_query(text)],
+        ).fetchall()
+        assert store.fts_search(tmp_db, text, limit=20) == [(f, -r) for f, r in joined]
+
+
+def test_the_stored_record_is_the_finding_as_a_dict_with_its_root_cause():
+    import json
+
+    from kb.ingest import finding_files
+    from kb.resources import shipped_findings_dir
+    from kb.serialize import finding_to_dict
+
+    for path in finding_files([shipped_findings_dir()]):
+        for f in parse_file(path).findings:
+            expected = {**finding_to_dict(f), "root_cause": f.root_cause}
+            assert json.loads(store.finding_record(f)) == expected
+
+
 # --- vectors ---------------------------------------------------------------------------------
 
 
@@ -282,6 +317,84 @@ def test_load_vectors_symptom_gives_one_row_per_symptom(indexed, fake_embedder):
 def test_load_vectors_of_an_empty_index(tmp_db):
     found, matrix = store.load_vectors(tmp_db)
     assert found == [] and matrix.shape[0] == 0
+
+
+def rows_only(db, part):
+    """``load_vectors`` as it reads without the matrix: row by row."""
+    with store.write_transaction(db):
+        db.execute("DELETE FROM vector_matrix")
+    assert not store.vector_matrix_ready(db)
+    return store.load_vectors(db, part)
+
+
+@pytest.mark.parametrize("part", ["doc", "symptom"])
+def test_the_vector_matrix_holds_the_rows_in_their_order(indexed, part):
+    assert store.vector_matrix_ready(indexed)
+    found, matrix = store.load_vectors(indexed, part)
+    expected_ids, expected = rows_only(indexed, part)
+    assert found == expected_ids
+    assert np.array_equal(matrix, expected)
+
+
+def test_the_vector_matrix_in_blocks_reads_as_one(indexed, monkeypatch):
+    expected = store.load_vectors(indexed, "symptom")
+    monkeypatch.setattr(store, "MATRIX_BLOCK_BYTES", 3 * 4 * 64)  # 3 rows of 64-d
+    with store.write_transaction(indexed):
+        indexed.execute("DELETE FROM vector_matrix")
+        assert store.build_vector_matrix(indexed)
+    blocks = indexed.execute("SELECT count(*) FROM vector_matrix WHERE part = 'symptom'")
+    assert blocks.fetchone()[0] == 2  # 4 rows
+    found, matrix = store.load_vectors(indexed, "symptom")
+    assert found == expected[0] and np.array_equal(matrix, expected[1])
+
+
+def test_any_write_to_a_vector_drops_the_matrix_and_ingest_builds_it(
+    indexed, findings_dir, embedder_factory
+):
+    fid = "llama-fp8-h100-startup-oom"
+    with store.write_transaction(indexed):
+        indexed.execute(
+            "UPDATE embeddings SET vector = ? WHERE finding_id = ? AND part = 'doc'",
+            [np.ones(64, dtype=np.float32).tobytes(), fid],
+        )
+    assert not store.vector_matrix_ready(indexed)
+    found, matrix = store.load_vectors(indexed)  # read row by row: the new vector
+    assert matrix[found.index(fid)].tolist() == [1.0] * 64
+    ingest(indexed, [findings_dir], embedder_factory)  # nothing changed in the files
+    assert store.vector_matrix_ready(indexed)
+    again, rebuilt = store.load_vectors(indexed)
+    assert again == found and np.array_equal(rebuilt, matrix)
+
+
+def test_a_damaged_vector_leaves_the_matrix_unbuilt(indexed):
+    with store.write_transaction(indexed):
+        indexed.execute("UPDATE embeddings SET vector = x'0000' WHERE rowid = 1")
+        assert not store.build_vector_matrix(indexed)
+    assert store.damaged_vectors(indexed) == 1
+    with pytest.raises(KBIndexError, match="holds a damaged vector"):
+        store.load_vectors(indexed)
+
+
+def test_an_index_of_schema_3_gains_the_matrix_in_place(indexed, findings_dir):
+    before = store.load_vectors(indexed, "symptom")
+    with store.write_transaction(indexed):  # what deploykb wrote before the matrix
+        indexed.execute("DROP TABLE vector_matrix")
+        for name in ("mi", "mu", "md"):
+            indexed.execute(f"DROP TRIGGER embeddings_{name}")
+        store.set_meta(indexed, schema_version="3")
+
+    def no_model():
+        raise AssertionError("nothing needs embedding again")
+
+    report = ingest(indexed, [findings_dir], no_model)
+    assert report.unchanged == 4 and not report.changed
+    assert store.get_meta(indexed, "schema_version") == store.INDEX_SCHEMA_VERSION
+    assert store.vector_matrix_ready(indexed)
+    found, matrix = store.load_vectors(indexed, "symptom")
+    assert found == before[0] and np.array_equal(matrix, before[1])
+    with store.write_transaction(indexed):  # the triggers are back
+        indexed.execute("DELETE FROM embeddings WHERE rowid = 1")
+    assert not store.vector_matrix_ready(indexed)
 
 
 # --- status and stale checks -----------------------------------------------------------------

@@ -86,6 +86,27 @@ def build_index(
     return report
 
 
+def ingest_file(
+    path: Path, dirs: list[Path], embedder: str = "auto", *, prune: bool = False
+) -> IngestReport:
+    """``build_index`` of the index file at ``path``. Nothing to do (every file as indexed, the
+    keys current) is found read-only over a plain connection, without opening the file for
+    writing or importing sqlite-utils: an unchanged re-ingest costs the walk and the hashes."""
+    from agent.search import precomputed
+    from kb.ingest import unchanged
+    from kb.store import open_db, read_plain
+
+    with read_plain(path) as reader:
+        if reader is not None:
+            report = unchanged(reader, dirs, expected_embedder_name(embedder), prune=prune)
+            try:
+                if report is not None and precomputed(reader):
+                    return report
+            except sqlite3.Error:
+                pass  # the way below says what is wrong
+    return build_index(open_db(path), dirs, embedder, prune=prune)
+
+
 def open_index(db: Path | None) -> sqlite_utils.Database:
     """The existing, current index for readers; a missing one is an error, not created."""
     from kb.store import check_index, open_db
@@ -195,7 +216,13 @@ def _read_only(database, path: Path, dirs: list[Path], name: str | None, reason:
     derives them differently), with a warning on every ``ask``."""
     from agent.search import line_keys_version, precompute
     from kb.ingest import gone_findings, up_to_date
-    from kb.store import delete_findings, get_meta, memory_copy, write_transaction
+    from kb.store import (
+        build_vector_matrix,
+        delete_findings,
+        get_meta,
+        memory_copy,
+        write_transaction,
+    )
 
     refresh = f"`deploykb ingest --db {path}` as a user who can write it"
     if reason is not None:
@@ -207,6 +234,7 @@ def _read_only(database, path: Path, dirs: list[Path], name: str | None, reason:
         database = memory_copy(database)
         with write_transaction(database):
             delete_findings(database, gone)
+            build_vector_matrix(database)  # the deletion dropped the copy's matrix of vectors
         precompute(database)
     if gone:
         folders = ", ".join(sorted({str(Path(p).parent) for p in gone.values()}))

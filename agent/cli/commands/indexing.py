@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from agent.cli.app import DbOption, EmbedderOption, FindingsOption, JsonOption, app
-from agent.cli.index import build_index, split_dirs
+from agent.cli.index import ingest_file, split_dirs
 from kb.paths import findings_dirs, resolve_db_path
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,12 +44,9 @@ def ingest_command(
 
     Example: deploykb ingest --findings ~/team-findings
     """
-    from kb.store import open_db
-
     dirs = list(paths) if paths else findings_dirs(split_dirs(findings))
-    database = open_db(resolve_db_path(db))
     start = time.monotonic()
-    report = build_index(database, dirs, embedder, prune=prune)
+    report = ingest_file(resolve_db_path(db), dirs, embedder, prune=prune)
     elapsed = time.monotonic() - start
     for warning in report.warnings:
         typer.echo(f"warning: {warning}", err=True)
