@@ -64,6 +64,37 @@ class QueryEvidence:
     classes: frozenset[str]
 
 
+@dataclass(frozen=True)
+class _Retrieved:
+    """What the retrievers proposed for one query."""
+
+    text: str  # the report as the whole-report searches read it
+    triaged: bool  # triage found error lines
+    classes: frozenset[str]  # symptom classes of those lines
+    lines: dict  # finding id -> (best shared line, its informativeness)
+    bm25: list[str]  # ids by BM25 over the triaged lines, best first
+    bm25_score: dict[str, float]
+    report: list[str]  # ids by BM25 over the whole report, best first
+    report_score: dict[str, float]
+    cosine: dict[str, float]
+    components: frozenset[str]  # failure components the query names
+
+
+@dataclass(frozen=True)
+class _Scoring:
+    """One query's retrievals with the statistics its candidates' features are relative to."""
+
+    query: _Retrieved
+    ctx: QueryContext
+    context_funcs: tuple
+    weights: dict[str, float]  # component idf
+    mass: float  # idf mass of the query's components
+    symptom_score: dict[str, float]
+    symptom_best: float
+    report_best: float
+    question: bool
+
+
 def line_keys_version() -> str:
     """Changes whenever the code that derives what ``precompute`` stores changes (the signature
     masks, ``signature``, ``match.tokens``, the failure components and their vocabulary): stored
@@ -468,105 +499,127 @@ class Searcher:
         context_funcs: tuple[Callable, Callable, Callable] | None = None,
     ) -> tuple[list[Candidate], QueryEvidence]:
         """Every finding a retriever proposes, with the features the ranker scores."""
-        from agent import components as C
-        from agent.rank import centred
-
-        errors = [ln for ln in triage.lines if ln.cls] or list(triage.lines)
-        query_text = "\n".join(ln.text for ln in errors) or text
-        user_classes = frozenset(ln.cls for ln in errors if ln.cls)
-        triage = Triage(tuple(errors), triage.total_lines)
-        lines = self.by_lines(triage) if "lines" in use else {}
-        bm25_scored = self.by_bm25(query_text) if "bm25" in use else []
-        bm25 = [fid for fid, _ in bm25_scored]
-        bm25_score = dict(bm25_scored)
-        # the whole report (the triaged lines leave out words that tell cases apart)
-        if "bm25" in use:  # the fitted ranking reads the report without its log wrapping
-            from agent.logs import plain_text
-
-            text = plain_text(text) or text
-        report_scored = self.by_bm25(text) if {"bm25", "bm25-report"} & set(use) else []
-        report = [fid for fid, _ in report_scored]
-        report_score = dict(report_scored)
-        report_best = max(report_score.values(), default=0.0) or 1.0
-        cos = self.by_embedding(_head_words(query_text, QUERY_WORDS)) if "embedding" in use else {}
-        q_comps = C.from_text(text) | C.from_text(query_text) | C.from_command(ctx.command)
-        info = QueryEvidence(q_comps, user_classes)
-
-        pool = set(lines) | set(bm25[:POOL]) | set(M.rank_order(cos)[:POOL])
+        q = self._retrieve(text, triage, ctx, use)
+        info = QueryEvidence(q.components, q.classes)
+        pool = set(q.lines) | set(q.bm25[:POOL]) | set(M.rank_order(q.cosine)[:POOL])
         if "bm25-report" in use:
-            pool |= set(report[:POOL])
+            pool |= set(q.report[:POOL])
         if not pool:
             return [], info
         if context_funcs is None:
             from agent.context import quantization_similarity, sm_similarity, trait_similarity
 
             context_funcs = (trait_similarity, sm_similarity, quantization_similarity)
-        weights = self.component_weights() if q_comps else {}
-        q_mass = sum(weights.get(c, 0.0) for c in q_comps)
-        out: list[Candidate] = []
         found = self.get(sorted(pool))
         self.component_weights()
         if self._has_keys():
             self._read_components(sorted(pool))
+        scoring = self._scoring(q, found, ctx, context_funcs)
+        return [
+            self._candidate(fid, found[fid], scoring) for fid in sorted(pool) if fid in found
+        ], info
+
+    def _retrieve(
+        self, text: str, triage: Triage, ctx: QueryContext, use: Sequence[str]
+    ) -> _Retrieved:
+        """What each retriever the mode uses proposes for the query."""
+        from agent import components as C
+
+        errors = [ln for ln in triage.lines if ln.cls] or list(triage.lines)
+        query_text = "\n".join(ln.text for ln in errors) or text
+        triage = Triage(tuple(errors), triage.total_lines)
+        bm25_scored = self.by_bm25(query_text) if "bm25" in use else []
+        # the whole report (the triaged lines leave out words that tell cases apart)
+        if "bm25" in use:  # the fitted ranking reads the report without its log wrapping
+            from agent.logs import plain_text
+
+            text = plain_text(text) or text
+        report_scored = self.by_bm25(text) if {"bm25", "bm25-report"} & set(use) else []
+        embed = "embedding" in use
+        return _Retrieved(
+            text=text,
+            triaged=bool(triage.lines),
+            classes=frozenset(ln.cls for ln in errors if ln.cls),
+            lines=self.by_lines(triage) if "lines" in use else {},
+            bm25=[fid for fid, _ in bm25_scored],
+            bm25_score=dict(bm25_scored),
+            report=[fid for fid, _ in report_scored],
+            report_score=dict(report_scored),
+            cosine=self.by_embedding(_head_words(query_text, QUERY_WORDS)) if embed else {},
+            components=C.from_text(text) | C.from_text(query_text) | C.from_command(ctx.command),
+        )
+
+    def _scoring(
+        self, q: _Retrieved, found: dict[str, Finding], ctx: QueryContext, context_funcs
+    ) -> _Scoring:
+        """The per-query statistics every candidate's features are relative to."""
+        weights = self.component_weights() if q.components else {}
         # BM25 of the report over the symptoms and root cause of the candidates (their statistics)
         symptom_docs = {fid: self.symptom_words(f) for fid, f in found.items()}
-        symptom_score = M.bm25_scores(M.words(text), symptom_docs)
-        symptom_best = max(symptom_score.values(), default=0.0) or 1.0
+        symptom_score = M.bm25_scores(M.words(q.text), symptom_docs)
         # A one-line question names no failure: the features of failure evidence (the symptoms'
         # BM25, the components its fix changes, the working-deployment flag) do not apply, and its
         # context counts by the agreement of the text as a whole. The DEV reports hold no such
         # question; this path is checked by the seed questions and `scripts/eval.py --set paraphrase`.
-        head = [ln for ln in text.splitlines() if ln.strip()]  # `ask` adds a line of context words
-        question = not triage.lines and len(head) <= 2 and M.is_question(head[0] if head else "")
-        for fid in sorted(pool):
-            finding = found.get(fid)
-            if finding is None:
-                continue  # vanished from the index since it was loaded
-            hit, line_info = lines.get(fid, (None, 0.0))
-            rank = bm25.index(fid) + 1 if fid in bm25 else None
-            own = self.components_of(fid)
-            fixed = self.fix_components_of(finding)
-            shared = q_comps & own
-            comp = sum(weights.get(c, 0.0) for c in shared) / q_mass if q_mass else 0.0
-            cs = M.context_score(ctx, finding, self.traits_of(finding), *context_funcs)
-            agree = M.class_agreement(user_classes, frozenset(s.cls for s in finding.symptoms))
-            parts = dict(cs.parts)
-            c = cos.get(fid, 0.0)
-            sym = 0.0 if question else symptom_score.get(fid, 0.0) / symptom_best
-            rel = report_score.get(fid, 0.0) / report_best
-            weigh = rel if question else sym  # what a context match is multiplied by
-            features = (
-                (hit.score * line_info) if hit else 0.0,
-                rel,
-                sym,
-                c,
-                comp,
-                len(shared) / len(own) if own else 0.0,
-                len(q_comps & fixed) / len(fixed) if fixed and not question else 0.0,
-                1.0 if finding.status == "works" and not question else 0.0,
-                centred(agree),
-                centred(parts.get("arch")) * weigh,
-                centred(parts.get("gpu")) * weigh,
-                centred(parts.get("quant")) * weigh,
-                centred(parts.get("framework")) * weigh,
-                centred(parts.get("model")) * weigh,
-            )
-            out.append(
-                Candidate(
-                    fid,
-                    features,
-                    hit,
-                    line_info,
-                    rank,
-                    bm25_score.get(fid, 0.0),
-                    c,
-                    tuple(sorted(shared)),
-                    cs,
-                    agree,
-                    report_score.get(fid, 0.0),
-                )
-            )
-        return out, info
+        head = [
+            ln for ln in q.text.splitlines() if ln.strip()
+        ]  # `ask` adds a line of context words
+        question = not q.triaged and len(head) <= 2 and M.is_question(head[0] if head else "")
+        return _Scoring(
+            query=q,
+            ctx=ctx,
+            context_funcs=context_funcs,
+            weights=weights,
+            mass=sum(weights.get(c, 0.0) for c in q.components),
+            symptom_score=symptom_score,
+            symptom_best=max(symptom_score.values(), default=0.0) or 1.0,
+            report_best=max(q.report_score.values(), default=0.0) or 1.0,
+            question=question,
+        )
+
+    def _candidate(self, fid: str, finding: Finding, s: _Scoring) -> Candidate:
+        """One finding's features, in the order of ``agent.rank.FEATURES``."""
+        from agent.rank import centred
+
+        q = s.query
+        hit, line_info = q.lines.get(fid, (None, 0.0))
+        own = self.components_of(fid)
+        fixed = self.fix_components_of(finding)
+        shared = q.components & own
+        cs = M.context_score(s.ctx, finding, self.traits_of(finding), *s.context_funcs)
+        agree = M.class_agreement(q.classes, frozenset(x.cls for x in finding.symptoms))
+        parts = dict(cs.parts)
+        sym = 0.0 if s.question else s.symptom_score.get(fid, 0.0) / s.symptom_best
+        rel = q.report_score.get(fid, 0.0) / s.report_best
+        weigh = rel if s.question else sym  # what a context match is multiplied by
+        features = (
+            (hit.score * line_info) if hit else 0.0,
+            rel,
+            sym,
+            q.cosine.get(fid, 0.0),
+            sum(s.weights.get(c, 0.0) for c in shared) / s.mass if s.mass else 0.0,
+            len(shared) / len(own) if own else 0.0,
+            len(q.components & fixed) / len(fixed) if fixed and not s.question else 0.0,
+            1.0 if finding.status == "works" and not s.question else 0.0,
+            centred(agree),
+            *(
+                centred(parts.get(k)) * weigh
+                for k in ("arch", "gpu", "quant", "framework", "model")
+            ),
+        )
+        return Candidate(
+            fid,
+            features,
+            hit,
+            line_info,
+            q.bm25.index(fid) + 1 if fid in q.bm25 else None,
+            q.bm25_score.get(fid, 0.0),
+            q.cosine.get(fid, 0.0),
+            tuple(sorted(shared)),
+            cs,
+            agree,
+            q.report_score.get(fid, 0.0),
+        )
 
     def search(
         self,
@@ -582,86 +635,94 @@ class Searcher:
         """Rank findings for a query. ``use`` selects retrievers: all three are the fitted ranking
         ("ask"); ``("bm25",)`` (over the triaged lines), ``("bm25-report",)`` (over the whole
         report) or ``("embedding",)`` alone rank by that retriever (the baselines)."""
-        from agent.components import label
-        from agent.rank import FEATURES, load_ranker
+        from agent.rank import load_ranker
 
         ranker = ranker or load_ranker()
         cands, _ = self.candidates(text, triage, ctx, use=use, context_funcs=context_funcs)
-        if not cands:
-            return [], Evidence(0.0, 0.0)
         mode = "ask" if len(use) > 1 else use[0]
-        if mode == "bm25":
-            scored = [(c.bm25_score, 0.0, c) for c in cands if c.bm25_rank]
-        elif mode == "bm25-report":
-            scored = [(c.report_score, 0.0, c) for c in cands if c.report_score]
-        elif mode == "embedding":
-            scored = [(c.cosine, 0.0, c) for c in cands]
-        else:
-            # the ranking model orders the candidates and gives the score shown (its softmax
-            # probability, monotonic in rank); the confidence model's probability of the top
-            # candidate decides whether the answer is called confident
-            logits = [ranker.logit(c.features) for c in cands]
-            probs = ranker.probabilities(logits)
-            scored = list(zip(logits, probs, cands, strict=True))
-            confidence = dict(
-                zip(
-                    [c.fid for c in cands],
-                    ranker.confidences([c.features for c in cands]),
-                    strict=True,
-                )
-            )
-        scored.sort(key=lambda t: (-t[0], t[2].fid))
+        scored = _scored(cands, mode, ranker)
         if not scored:
             return [], Evidence(0.0, 0.0)
-
         matches = []
-        for score, prob, c in scored[:top]:
-            reasons: list[str] = []
-            hit = c.hit
-            informative = c.line_info >= ranker.boilerplate_below
-            if hit is not None and hit.score >= ranker.line_shared and informative:
-                reasons.append(f"shares the error line: {hit.finding_line.strip()[:160]}")
-            elif hit is not None and informative:
-                reasons.append(f"partly shares the error line: {hit.finding_line.strip()[:160]}")
-            elif hit is not None:
-                reasons.append(
-                    "shares only a generic line (framework boilerplate, not evidence by itself): "
-                    f"{hit.finding_line.strip()[:120]}"
-                )
-            if c.components:
-                reasons.append(
-                    "same failure component: " + ", ".join(label(x) for x in c.components)
-                )
-            if c.cosine:
-                reasons.append(f"symptom similarity {c.cosine:.2f}")
-            if c.bm25_rank and c.bm25_rank <= 10:
-                reasons.append(f"keyword rank {c.bm25_rank}")
-            reasons.extend(c.context.reasons)
-            signals = (
-                ("lines", hit.score if hit else 0.0),
-                ("line_info", c.line_info),
-                ("bm25_rank", float(c.bm25_rank or 0)),
-                ("cosine", c.cosine),
-                ("components", c.features[FEATURES.index("components")]),
-                ("context", c.context.score if c.context.score is not None else -1.0),
-                ("probability", prob),
-            )
+        for score, prob, conf, c in scored[:top]:
+            signals = _signals(c, prob)
             if mode == "ask":  # what the confident decision reads (for the top match)
-                signals += (("confidence", confidence[c.fid]),)
+                signals += (("confidence", conf),)
             value = prob if mode == "ask" else score
-            matches.append(Match(self._findings[c.fid], round(value, 4), tuple(reasons), signals))
-
-        _, top_prob, best = scored[0]
-        if mode == "ask":
-            top_prob = confidence[best.fid]
+            reasons = _reasons(c, ranker)
+            matches.append(Match(self._findings[c.fid], round(value, 4), reasons, signals))
+        _, top_prob, top_conf, best = scored[0]
         evidence = Evidence(
             best_line=best.hit.score if best.hit else 0.0,
             best_cosine=best.cosine,
             best_context=best.context.score,
             context_coverage=best.context.coverage,
             classes=best.classes,
-            probability=top_prob,
+            probability=top_conf if mode == "ask" else top_prob,
             line_informative=best.line_info >= ranker.boilerplate_below,
             mode=mode,
         )
         return matches, evidence
+
+
+def _scored(
+    cands: list[Candidate], mode: str, ranker
+) -> list[tuple[float, float, float, Candidate]]:
+    """``(score, probability, confidence, candidate)``, best first. A baseline ranks by its own
+    score; the fitted ranking orders by the ranking model's logit, shows its softmax probability
+    (monotonic in rank), and gives the confidence model's probability, which decides whether the
+    top answer is called confident."""
+    if mode == "bm25":
+        scored = [(c.bm25_score, 0.0, 0.0, c) for c in cands if c.bm25_rank]
+    elif mode == "bm25-report":
+        scored = [(c.report_score, 0.0, 0.0, c) for c in cands if c.report_score]
+    elif mode == "embedding":
+        scored = [(c.cosine, 0.0, 0.0, c) for c in cands]
+    else:
+        logits = [ranker.logit(c.features) for c in cands]
+        probs = ranker.probabilities(logits)
+        confs = ranker.confidences([c.features for c in cands]) if cands else []
+        scored = list(zip(logits, probs, confs, cands, strict=True))
+    scored.sort(key=lambda t: (-t[0], t[3].fid))
+    return scored
+
+
+def _reasons(c: Candidate, ranker) -> tuple[str, ...]:
+    """Why a candidate matches, in the words the answer shows."""
+    from agent.components import label
+
+    reasons: list[str] = []
+    hit = c.hit
+    informative = c.line_info >= ranker.boilerplate_below
+    if hit is not None and hit.score >= ranker.line_shared and informative:
+        reasons.append(f"shares the error line: {hit.finding_line.strip()[:160]}")
+    elif hit is not None and informative:
+        reasons.append(f"partly shares the error line: {hit.finding_line.strip()[:160]}")
+    elif hit is not None:
+        reasons.append(
+            "shares only a generic line (framework boilerplate, not evidence by itself): "
+            f"{hit.finding_line.strip()[:120]}"
+        )
+    if c.components:
+        reasons.append("same failure component: " + ", ".join(label(x) for x in c.components))
+    if c.cosine:
+        reasons.append(f"symptom similarity {c.cosine:.2f}")
+    if c.bm25_rank and c.bm25_rank <= 10:
+        reasons.append(f"keyword rank {c.bm25_rank}")
+    reasons.extend(c.context.reasons)
+    return tuple(reasons)
+
+
+def _signals(c: Candidate, probability: float) -> tuple[tuple[str, float], ...]:
+    """The evidence of a match in numbers (``--json`` ``signals``)."""
+    from agent.rank import FEATURES
+
+    return (
+        ("lines", c.hit.score if c.hit else 0.0),
+        ("line_info", c.line_info),
+        ("bm25_rank", float(c.bm25_rank or 0)),
+        ("cosine", c.cosine),
+        ("components", c.features[FEATURES.index("components")]),
+        ("context", c.context.score if c.context.score is not None else -1.0),
+        ("probability", probability),
+    )
