@@ -71,7 +71,8 @@ def line_informativeness(signature: str) -> float:
 
 def is_boilerplate(signature: str, info: float | None = None) -> bool:
     """A line whose words occur in failures of every kind: less informative than the cut-off
-    fitted on the held-out DEV part (data/ranking.json ``boilerplate_below``). ``info`` is the
+    fitted on the evaluation's training parts and never below the framework banners
+    (data/ranking.json ``boilerplate_below``). ``info`` is the
     line's informativeness when the caller has it already."""
     from agent.rank import load_ranker
 

@@ -3,8 +3,8 @@
 Three retrievers propose findings: error-signature overlap (the user's salient log lines against each
 finding's recorded symptom lines, volatile tokens masked, words weighted by how informative they are),
 BM25 over the FTS5 index, and cosine similarity of embeddings. ``agent.search`` turns each candidate
-into features (these functions) and ``agent.rank`` scores them with the model fitted on the held-out
-DEV reports. Whether the best match is presented as *the* answer is decided by the fitted probability
+into features (these functions) and ``agent.rank`` scores them with the model fitted on the
+evaluation's training parts (DEV, TEST, FRESH; FRESH2 is held out). Whether the best match is presented as *the* answer is decided by the fitted probability
 and by absolute evidence: a line of framework boilerplate never makes an answer confident by itself.
 """
 
@@ -269,7 +269,7 @@ def is_confident(evidence, ranker) -> tuple[bool, str]:
     """Whether the best match is presented as the answer, and the sentence that says why (not).
 
     ``evidence`` is an ``agent.search.Evidence``, ``ranker`` an ``agent.rank.Ranker``: the fitted
-    probability must reach the threshold calibrated on the DEV negatives, and a shared line counts
+    probability must reach the threshold calibrated on the training negatives, and a shared line counts
     only when its words carry information (framework boilerplate never decides alone).
     """
     if evidence.mode != "ask":

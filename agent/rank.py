@@ -6,9 +6,9 @@ line it shares, its BM25 score against the whole report and that of its symptoms
 and those its fix changes),
 whether it is a working deployment, whether the symptom classes agree, and how its deployment
 context agrees, counted in proportion to the symptoms' agreement. A conditional-logit model (a
-softmax over the query's candidates plus a "none of them" option) fitted on the held-out
-evaluation's DEV part by
-``scripts/fit_ranking.py`` scores them: the candidates are ranked by ``w . x``, and the top one's
+softmax over the query's candidates plus a "none of them" option) fitted on the evaluation's
+training parts (DEV, TEST and FRESH; FRESH2 is held out) by ``scripts/fit_ranking.py`` scores
+them; a feature outside the fitted set (``_provenance.features``) has weight 0: the candidates are ranked by ``w . x``, and the top one's
 probability against the others and against "none" is its confidence. The weights, the logit of
 "none", the confidence threshold and the boilerplate cut-off live in ``data/ranking.json`` with the
 data, date and command that produced them. Nothing here is tuned by hand.
@@ -24,8 +24,9 @@ from functools import lru_cache
 # Context agreement is centred: +0.5 agrees, -0.5 disagrees, 0 when either side does not say.
 # Context enters only multiplied by the symptoms' BM25 (a context match counts when the failure
 # evidence agrees): alone it would lift a case of the same model or GPU over a case of the same
-# failure. Which features are here, and which were dropped, was decided by out-of-fold figures on
-# the DEV part (data/ranking.json _provenance.feature_selection).
+# failure. Which features are here was decided by out-of-fold figures on the DEV part
+# (data/ranking.json _provenance.feature_selection); which of them the model uses, by nested
+# out-of-fold figures on the training parts (_provenance.feature_set).
 FEATURES = (
     "line",  # best shared error line: weighted containment x informativeness (0..1)
     "bm25_report",  # BM25 of the whole report over the findings' documents, / the best (0..1)

@@ -2,8 +2,9 @@
 """Build data/line_stats.json: how often each word of a salient log line occurs across real logs.
 
 Corpus, one document each: every shipped finding (its recorded symptom lines), every real log kept in
-the repository (eval/logs/, tests/fixtures/logs/), and every report of the held-out DEV part
-(eval/heldout/, triaged like `ask` triages its input). The test part is never read.
+the repository (eval/logs/, tests/fixtures/logs/), and every report of the ranking's training parts
+(scripts/fit_ranking.py TRAIN_PARTS: DEV, TEST and FRESH, triaged like `ask` triages its input).
+FRESH2 is never read.
 
     .venv/bin/python scripts/build_line_stats.py            # write data/line_stats.json
     .venv/bin/python scripts/build_line_stats.py --check    # exit 1 if the file is out of date
@@ -62,14 +63,18 @@ def corpus() -> tuple[list[tuple[str, list[frozenset[str]]]], dict]:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
         key = log_failure.get(path.name, "log:" + path.name)
         docs.append((key, _line_tokens([ln.text for ln in triage(lines).lines])))
-    dev = part(load_reports(), "dev") if (ROOT / "eval" / "heldout").is_dir() else []
+    from scripts.fit_ranking import TRAIN_PARTS
+    from scripts.heldout import FRESH
+
+    dev = [r for name in TRAIN_PARTS if name != "fresh" for r in part(load_reports(), name)]
+    dev += load_reports(FRESH) if "fresh" in TRAIN_PARTS else []
     for r in dev:
         text = (r.get("text") or "") + "\n"
         key = (r.get("expect") or ["report:" + r["id"]])[0]
         docs.append(
             (key, _line_tokens([ln.text for ln in triage(text.splitlines(keepends=True)).lines]))
         )
-    info = {"findings": n_findings, "logs": len(logs), "dev_reports": len(dev)}
+    info = {"findings": n_findings, "logs": len(logs), "training_reports": len(dev)}
     return docs, info
 
 
@@ -81,8 +86,8 @@ def build() -> dict:
     return {
         "_doc": (
             "For each word of salient log lines (agent.match.tokens of the masked signature): in how "
-            "many distinct failures it occurs, over a corpus of real logs, findings and held-out DEV "
-            "reports (documents about one failure count once); read by agent/informative.py. "
+            "many distinct failures it occurs, over a corpus of real logs, findings and the reports of "
+            "the ranking's training parts (DEV, TEST, FRESH) (documents about one failure count once); read by agent/informative.py. "
             "Words seen in one failure only are left out; n_docs counts failures."
         ),
         "_source": {

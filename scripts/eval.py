@@ -1,26 +1,27 @@
 #!/usr/bin/env python3
 """Evaluate `deploykb ask` on real public failure reports it was not tuned on.
 
-The held-out set (eval/heldout/, see its README) holds reports written by other people than the
-findings' sources, split by finding into DEV (everything tunable is fitted there) and TEST (only
-reported). One run scores, on the same fresh index of the shipped findings:
+The evaluation holds reports written by other people than the findings' sources, in four parts:
+DEV and TEST (eval/heldout/, split by finding), FRESH (eval/fresh/, collected 2026-12-01) and FRESH2
+(eval/fresh2/, collected 2026-12-02 after the last fit). The ranking is fitted on DEV, TEST and FRESH
+(scripts/fit_ranking.py TRAIN_PARTS: by then every one of them had been read); FRESH2 is read by this
+script only and gives the held-out figure. One run scores, on the same fresh index of the shipped
+findings:
 
   ask         the fitted ranking (error lines + BM25 + embeddings + components + context)
   bm25        FTS5 BM25 alone over the same findings, queried with the report's triaged lines
   bm25-report FTS5 BM25 alone, queried with the whole report (the stronger keyword baseline)
 
-Parts: DEV and TEST (eval/heldout, split by finding), and FRESH (eval/fresh): reports collected on
-2026-12-01 after the ranking was fitted, checked by a second reader, and read by no fitting script.
   embedding   MiniLM cosine alone
 
 Columns: recall@1 / recall@3 (an expected finding first / in the top three), fix@1 (the top answer
 proposes the report's confirmed fix: knob and value), knob@1 (the same knob, any value), conf-neg
 (share of negatives answered confidently: want 0), conf-right (share of right top-1 answers marked
 confident: want high). The baselines' confidence is a threshold on their own top score, set on the
-DEV negatives in the same run (the highest DEV negative score).
+training parts' negatives in the same run (the highest such negative's score).
 
-    .venv/bin/python scripts/eval.py                      # dev and test tables
-    .venv/bin/python scripts/eval.py --misses test        # also list what ask gets wrong on test
+    .venv/bin/python scripts/eval.py                      # the four parts' tables
+    .venv/bin/python scripts/eval.py --misses fresh2      # also list what ask gets wrong on FRESH2
     .venv/bin/python scripts/eval.py --json > out.json    # every query with its signals
     .venv/bin/python scripts/eval.py --set paraphrase     # the old paraphrase set (regression)
 """
@@ -51,16 +52,18 @@ MODES = {
 
 
 def heldout_queries() -> list[dict]:
-    """DEV and TEST (eval/heldout) and FRESH (eval/fresh: collected after the ranking was fitted,
-    read only here)."""
-    from scripts.heldout import FRESH, load_reports, split
+    """DEV and TEST (eval/heldout), FRESH (eval/fresh) and FRESH2 (eval/fresh2: collected after the
+    ranking was last fitted, read only here)."""
+    from scripts.heldout import FRESH, FRESH2, load_reports, split
 
     reports = load_reports()
     parts = split(reports)
     fresh = load_reports(FRESH)
     parts.update({r["id"]: "fresh" for r in fresh})
+    fresh2 = load_reports(FRESH2) if FRESH2.is_dir() else []
+    parts.update({r["id"]: "fresh2" for r in fresh2})
     out = []
-    for r in [*reports, *fresh]:
+    for r in [*reports, *fresh, *fresh2]:
         ctx = r.get("context") or {}
         out.append(
             {
@@ -254,11 +257,14 @@ def run(
 
 
 def apply_baseline_confidence(results: dict[str, list[dict]]) -> dict[str, float]:
-    """A baseline is 'confident' above the highest top score any DEV negative got (same run)."""
+    """A baseline is 'confident' above the highest top score any negative of the ranking's
+    training parts got (same run)."""
+    from scripts.fit_ranking import TRAIN_PARTS
+
     thresholds = {}
     for mode in ("bm25", "bm25-report", "embedding"):
         dev_neg = [
-            r["top_score"] for r in results[mode] if r["part"] == "dev" and not r["expected"]
+            r["top_score"] for r in results[mode] if r["part"] in TRAIN_PARTS and not r["expected"]
         ]
         t = max(dev_neg) if dev_neg else float("inf")
         thresholds[mode] = t
@@ -313,13 +319,15 @@ def main() -> None:
     ap.add_argument("--set", choices=("heldout", "paraphrase"), default="heldout")
     ap.add_argument("--db", type=Path, help="use this index instead of building a fresh one")
     ap.add_argument(
-        "--misses", choices=("dev", "test", "fresh", "paraphrase"), help="list what ask gets wrong"
+        "--misses",
+        choices=("dev", "test", "fresh", "fresh2", "paraphrase"),
+        help="list what ask gets wrong",
     )
     ap.add_argument("--json", action="store_true", help="every query with its signals and evidence")
     ap.add_argument(
         "--parts",
-        default="dev,test,fresh",
-        help="which parts to run: dev,test,fresh (default), or a subset such as dev",
+        default="dev,test,fresh,fresh2",
+        help="which parts to run: dev,test,fresh,fresh2 (default), or a subset such as fresh2",
     )
     args = ap.parse_args()
 
@@ -336,7 +344,7 @@ def main() -> None:
         results = run(queries, db, detail=args.json)
 
     parts = (
-        tuple(p for p in ("dev", "test", "fresh") if p in wanted)
+        tuple(p for p in ("dev", "test", "fresh", "fresh2") if p in wanted)
         if args.set == "heldout"
         else ("paraphrase",)
     )
@@ -359,7 +367,7 @@ def main() -> None:
         print_table(part.upper(), tables[part])
     if thresholds:
         print(
-            "baseline confidence thresholds (highest DEV negative top score): "
+            "baseline confidence thresholds (highest training-part negative top score): "
             + ", ".join(f"{m} {t:.3f}" for m, t in thresholds.items())
         )
     if args.misses:

@@ -1,15 +1,22 @@
 #!/usr/bin/env python3
-"""Fit data/ranking.json on the held-out DEV part (never on test).
+"""Fit data/ranking.json on the evaluation parts already read (DEV, TEST, FRESH), never on FRESH2.
 
-For every DEV report it builds the context and the candidate findings exactly as `deploykb ask`
+Training parts (``TRAIN_PARTS``): until 2026-12-01 the ranking was fitted on DEV alone and TEST was
+the reported part. By 2026-12-02 TEST and FRESH had both been read by earlier runs, so neither could
+give an unseen figure any more; the fit now uses all three (119 positives instead of 58), and the
+figure reported is that of FRESH2 (eval/fresh2), collected afterwards and read by scripts/eval.py
+only. For every training report it builds the context and the candidate findings exactly as `deploykb ask`
 does (agent.search.Searcher.candidates), labels each candidate (is it an expected finding?), and
-fits a conditional-logit model (softmax over the candidates plus "none") over agent.rank.FEATURES. The L2 strength is chosen by cross-validation over
-finding groups inside DEV; the confidence threshold is set on the out-of-fold probabilities of the
-DEV negatives (the highest negative plus a margin), and the boilerplate cut-off by the same rule on
-the shared lines of the DEV negatives' top candidates. Everything it chose, with the data and the
+fits a conditional-logit model (softmax over the candidates plus "none") over the features of
+agent.rank.FEATURES named in ``SELECTED`` (the others get weight 0; ``--select`` reruns the choice).
+The L2 strength is chosen by cross-validation over finding groups inside the training parts; the
+confidence threshold is set on the out-of-fold probabilities of their negatives (the highest
+negative plus a margin), and the boilerplate cut-off by the same rule on the shared lines of the
+negatives' top candidates. Everything it chose, with the data and the
 command, goes into the file's _provenance.
 
     .venv/bin/python scripts/build_line_stats.py && .venv/bin/python scripts/fit_ranking.py
+    .venv/bin/python scripts/fit_ranking.py --select   # also compare the candidate feature sets
 """
 
 from __future__ import annotations
@@ -34,9 +41,53 @@ L2_GRID = (0.3, 1.0, 3.0)
 # probabilities of the top answers and of the negatives alike, which can separate them better
 CONF_L2_GRID = (1.0, 3.0, 10.0)
 FOLDS = 5
+# the parts whose reports had been read when the ranking was last fitted (scripts/eval.py parts)
+TRAIN_PARTS = ("dev", "test", "fresh")
+# the features the model uses, chosen with --select on 2026-12-02 over the training parts: the
+# highest mean nested out-of-fold recall@1 over three fold assignments; sets within one report
+# (1/119) of the best are ties, broken by the higher mean recall@3, then by fewer features
+TEXT = (
+    "bm25_report",
+    "symptoms_bm25",
+    "cosine",
+    "components",
+    "finding_components",
+    "fix_components",
+    "works",
+)
+CANDIDATE_SETS = {
+    "all": None,  # every feature of agent.rank.FEATURES
+    "text": TEXT,
+    "text + framework": (*TEXT, "framework_x_symptoms", "gpu_x_symptoms"),
+    "text + architecture, GPU, framework": (
+        *TEXT,
+        "arch_x_symptoms",
+        "gpu_x_symptoms",
+        "framework_x_symptoms",
+    ),
+    "text + every context": (
+        *TEXT,
+        "arch_x_symptoms",
+        "gpu_x_symptoms",
+        "quant_x_symptoms",
+        "framework_x_symptoms",
+        "model_x_symptoms",
+    ),
+    "text + line, classes": (*TEXT, "line", "classes"),
+    "text without works": TEXT[:-1],
+}
+SELECTED = CANDIDATE_SETS["text + architecture, GPU, framework"]
 MARGIN = 0.02
 LINE_SHARED = 0.6  # containment of a symptom's information in one user line to call it "shared"
 BOILERPLATE_GRID = tuple(round(0.2 + 0.025 * i, 3) for i in range(21))  # 0.2 .. 0.7
+# framework banners that carry no information about the failure (issue 8, part 4, names them): the
+# cut-off is never set below their informativeness under data/line_stats.json, whatever the
+# balanced accuracy says, so that none of them can be evidence alone
+BANNERS = (
+    "Scheduler hit an exception: Traceback (most recent call last):",
+    "Traceback (most recent call last):",
+    "WorkerProc hit an exception.",
+)
 
 
 def collect(db, queries: list[dict]) -> list[dict]:
@@ -177,28 +228,52 @@ def _subset(entries: list[dict], keep: list[int]) -> list[dict]:
     ]
 
 
-def compare(entries: list[dict]) -> list[dict]:
-    """Nested out-of-fold DEV figures of the full feature set and of the set without each feature
-    (or each group), over three fold assignments."""
-    from agent.rank import FEATURES
-
-    context = [n for n in FEATURES if n.endswith("_x_symptoms")]
-    variants = [("all", [])] + [(f"without {n}", [n]) for n in FEATURES if n not in context]
-    variants.append(("without the context x symptoms features", context))
+def compare(entries: list[dict], names: tuple[str, ...]) -> list[dict]:
+    """Nested out-of-fold figures of the feature set ``names`` (the columns of ``entries``) and of
+    the set without each feature (or each group), over three fold assignments."""
+    context = [n for n in names if n.endswith("_x_symptoms")]
+    variants = [("all", [])] + [(f"without {n}", [n]) for n in names if n not in context]
+    if context:
+        variants.append(("without the context x symptoms features", context))
     out = []
     for label, drop in variants:
-        keep = [i for i, n in enumerate(FEATURES) if n not in drop]
-        sub = _subset(entries, keep)
-        runs = [nested(sub, salt)[0] for salt in ("fold:", "a", "b")]
-        row = {"features": label}
-        for key in ("recall@1", "recall@3", "conf_right"):
-            row[key] = [r[key] for r in runs]
-        print(
-            f"{label:<45} "
-            + "  ".join(f"{k} {row[k]}" for k in ("recall@1", "recall@3", "conf_right"))
-        )
-        out.append(row)
+        keep = [i for i, n in enumerate(names) if n not in drop]
+        out.append(_nested_row(label, _subset(entries, keep)))
     return out
+
+
+def _nested_row(label: str, entries: list[dict]) -> dict:
+    runs = [nested(entries, salt)[0] for salt in ("fold:", "a", "b")]
+    row: dict = {"features": label}
+    for key in ("recall@1", "recall@3", "conf_right"):
+        row[key] = [r[key] for r in runs]
+    print(
+        f"{label:<45} " + "  ".join(f"{k} {row[k]}" for k in ("recall@1", "recall@3", "conf_right"))
+    )
+    return row
+
+
+def select(entries: list[dict]) -> tuple[str, list[dict]]:
+    """The candidate feature set (CANDIDATE_SETS) with the highest mean nested out-of-fold
+    recall@1 over three fold assignments; sets within one report of it are ties, broken by the
+    higher mean recall@3, then by fewer features. ``entries`` carry every feature of FEATURES."""
+    from agent.rank import FEATURES
+
+    rows = []
+    for label, names in CANDIDATE_SETS.items():
+        keep = [FEATURES.index(n) for n in (names or FEATURES)]
+        row = _nested_row(label, _subset(entries, keep))
+        row["n"] = len(keep)
+        rows.append(row)
+
+    def mean(row: dict, key: str) -> float:
+        return sum(row[key]) / len(row[key])
+
+    positives = sum(1 for e in entries if e["positive"])
+    best = max(mean(r, "recall@1") for r in rows)
+    tied = [r for r in rows if mean(r, "recall@1") >= best - 1 / max(1, positives) - 1e-9]
+    chosen = max(tied, key=lambda r: (round(mean(r, "recall@3"), 6), -r["n"]))
+    return chosen["features"], rows
 
 
 def confidence_cv(entries: list[dict], best_l2: float, l2c: float) -> tuple[float, float]:
@@ -220,17 +295,17 @@ def confidence_cv(entries: list[dict], best_l2: float, l2c: float) -> tuple[floa
 def choose_confidence(entries: list[dict], best_l2: float, weights, none_logit):
     """The confidence model: the top answer (ranked by the ranking model) gets its probability
     from a model whose L2 is the one under which most out-of-fold right answers rise above every
-    out-of-fold DEV negative. Returns (its L2, the figures per L2, its weights and none logit, the
-    highest DEV negative, out-of-fold or under the model fitted on all of DEV)."""
+    out-of-fold training negative. Returns (its L2, the figures per L2, its weights and none logit, the
+    highest training negative, out-of-fold or under the model fitted on all training parts)."""
     conf_cv = {
         l2c: confidence_cv(entries, best_l2, l2c) for l2c in sorted({best_l2, *CONF_L2_GRID})
     }
     for l2c, (share, top_neg) in conf_cv.items():
         print(
-            f"confidence l2 {l2c:<5} out-of-fold right answers above every DEV negative "
+            f"confidence l2 {l2c:<5} out-of-fold right answers above every training negative "
             f"(highest {top_neg:.3f}): {share:.3f}"
         )
-    # shares within 1/(DEV positives) of the best are ties (the figure moves by that much between
+    # shares within 1/(training positives) of the best are ties (the figure moves by that much between
     # fold assignments); ties go to the ranking's own L2 (one model), then to the weaker shrinkage,
     # whose probabilities stay further from "none" on short inputs such as the seed stories
     right = sum(1 for e in entries if e["positive"])
@@ -238,7 +313,7 @@ def choose_confidence(entries: list[dict], best_l2: float, weights, none_logit):
     tied = [v for v, (share, _) in conf_cv.items() if share >= best_share - 1 / max(1, right)]
     conf_l2 = best_l2 if best_l2 in tied else min(tied)
     conf_weights, conf_none = _fit(entries, conf_l2)
-    # and above every DEV negative under the model fitted on all of DEV (what `ask` ships)
+    # and above every training negative under the model fitted on all of them (what `ask` ships)
     fitted_neg = max(
         (
             _top(e, weights, none_logit, (conf_weights, conf_none))[1]
@@ -250,46 +325,90 @@ def choose_confidence(entries: list[dict], best_l2: float, weights, none_logit):
     return conf_l2, conf_cv, conf_weights, conf_none, max(conf_cv[conf_l2][1], fitted_neg)
 
 
+def _training_entries(args) -> list[dict]:
+    """The training parts' candidates with their features: collected on a fresh index of the
+    shipped findings (or ``--db``), or read from ``--cache``."""
+    from scripts.eval import build_index, heldout_queries
+
+    if args.cache and args.cache.exists():
+        return json.loads(args.cache.read_text())
+    queries = [q for q in heldout_queries() if q["part"] in TRAIN_PARTS]
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.db:
+            from kb.store import open_db
+
+            db = open_db(args.db)
+        else:
+            db = build_index(Path(tmp) / "fit.db")
+        entries = collect(db, queries)
+    if args.cache:
+        args.cache.write_text(json.dumps(entries))
+    return entries
+
+
+def _carry_over(provenance: dict, previous: dict, ablation, selection) -> None:
+    """Keep the hand-recorded decisions and the slow comparisons of earlier runs that this run did
+    not redo."""
+    for key, fresh in (("ablation", ablation), ("feature_set", selection)):
+        if fresh is not None:
+            provenance[key] = fresh
+        elif key in previous:
+            provenance[key] = previous[key]
+    for key in ("feature_selection", "question_rule"):  # recorded by hand when they were decided
+        if key in previous:
+            provenance[key] = previous[key]
+
+
 def main() -> int:
     from agent.rank import FEATURES
-    from scripts.eval import build_index, heldout_queries
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", type=Path, help="use this index instead of building a fresh one")
-    ap.add_argument("--cache", type=Path, help="read/write the collected DEV features here")
+    ap.add_argument("--cache", type=Path, help="read/write the collected features here")
     ap.add_argument(
         "--compare",
         action="store_true",
-        help="also print nested out-of-fold DEV figures without each feature (slow) and record them",
+        help="also print nested out-of-fold figures without each feature (slow) and record them",
+    )
+    ap.add_argument(
+        "--select",
+        action="store_true",
+        help="also compare the candidate feature sets (slow), record them and say which wins",
     )
     args = ap.parse_args()
 
-    dev = [q for q in heldout_queries() if q["part"] == "dev"]
-    if args.cache and args.cache.exists():
-        entries = json.loads(args.cache.read_text())
-    else:
-        with tempfile.TemporaryDirectory() as tmp:
-            if args.db:
-                from kb.store import open_db
+    entries = _training_entries(args)
 
-                db = open_db(args.db)
-            else:
-                db = build_index(Path(tmp) / "fit.db")
-            entries = collect(db, dev)
-        if args.cache:
-            args.cache.write_text(json.dumps(entries))
+    selection = None
+    if args.select:
+        winner, runs = select(entries)
+        selection = {
+            "command": "python scripts/fit_ranking.py --select",
+            "how": (
+                "nested out-of-fold recall@1 / recall@3 over the training parts (5 folds grouped by "
+                "finding, L2 chosen inside each training part; fold assignments 'fold:', 'a', 'b'); "
+                "the best mean recall@1, ties within one report broken by recall@3, then by size"
+            ),
+            "chosen": winner,
+            "runs": runs,
+        }
+        print(f"feature set with the best nested out-of-fold figures: {winner}")
+    keep = [FEATURES.index(n) for n in SELECTED]
+    entries = _subset(entries, keep)
 
     cv = {}
     for l2 in L2_GRID:
         recall, oof = cross_validate(entries, l2)
         cv[l2] = (recall, oof)
-        print(f"l2 {l2:<5} out-of-fold DEV recall@1 {recall:.3f}")
+        print(f"l2 {l2:<5} out-of-fold training recall@1 {recall:.3f}")
     best_l2 = max(L2_GRID, key=lambda v: (cv[v][0], v))  # ties: the stronger regularisation
     _, oof = cv[best_l2]
     weights, none_logit = _fit(entries, best_l2)
     honest, chosen = nested(entries)
-    print(f"nested out-of-fold DEV (L2 chosen inside each training part, {chosen}): {honest}")
-    ablation = compare(entries) if args.compare else None
+    print(
+        f"nested out-of-fold training parts (L2 chosen inside each training part, {chosen}): {honest}"
+    )
+    ablation = compare(entries, SELECTED) if args.compare else None
 
     conf_l2, conf_cv, conf_weights, conf_none, max_neg = choose_confidence(
         entries, best_l2, weights, none_logit
@@ -298,7 +417,7 @@ def main() -> int:
     confident_at = min(0.99, max_neg + MARGIN)
 
     # boilerplate: the cut-off on the informativeness of shared words that best separates lines
-    # shared with the right finding (DEV positives) from lines a DEV negative shares with any
+    # shared with the right finding (training positives) from lines a training negative shares with any
     # finding (no finding covers a negative: whatever it shares is spurious); balanced accuracy,
     # ties to the lower cut-off; candidates sharing a line with containment >= 0.3
     right_info = [
@@ -317,21 +436,36 @@ def main() -> int:
         tnr = sum(i < tau for i in wrong_info) / max(1, len(wrong_info))
         return (tpr + tnr) / 2
 
-    boilerplate = max(BOILERPLATE_GRID, key=lambda t: (balanced(t), -t))
+    from agent.informative import line_informativeness
+    from agent.logs import signature
+
+    banner = max(line_informativeness(signature(line)) for line in BANNERS)
+    allowed = [t for t in BOILERPLATE_GRID if t > banner] or [BOILERPLATE_GRID[-1]]
+    boilerplate = max(allowed, key=lambda t: (balanced(t), -t))
     pos_total = sum(e["positive"] for e in entries)
+
+    def padded(w: list[float]) -> dict[str, float]:  # a feature outside SELECTED weighs 0
+        fitted = dict(zip(SELECTED, w, strict=True))
+        return {name: round(fitted.get(name, 0.0), 4) for name in FEATURES}
+
     data = {
         "_doc": (
             "The fitted ranking of agent/rank.py: logistic-regression weights over agent.rank.FEATURES, "
             "the confidence threshold, the boilerplate cut-off and the shared-line containment. Written "
-            "by scripts/fit_ranking.py from the held-out DEV part only (eval/heldout, scripts/heldout.py)."
+            "by scripts/fit_ranking.py from the evaluation parts read before (DEV, TEST, FRESH); FRESH2 "
+            "(eval/fresh2) is never read by it."
         ),
         "_provenance": {
             "command": "python scripts/build_line_stats.py && python scripts/fit_ranking.py",
             "date": dt.date.today().isoformat(),
-            "data": f"eval/heldout DEV part: {pos_total} positives, {len(entries) - pos_total} negatives",
+            "data": (
+                f"scripts/eval.py parts {', '.join(TRAIN_PARTS)} (eval/heldout, eval/fresh): "
+                f"{pos_total} positives, {len(entries) - pos_total} negatives"
+            ),
+            "features": list(SELECTED),
             "l2": best_l2,
             "cv_recall_at_1": {str(k): round(v[0], 4) for k, v in cv.items()},
-            "nested_oof_dev": {
+            "nested_oof": {
                 **honest,
                 "l2_per_fold": chosen,
                 "how": (
@@ -340,26 +474,27 @@ def main() -> int:
                 ),
             },
             "confident_at": (
-                f"highest DEV negative top probability (out-of-fold or under the final model) "
+                f"highest training negative top probability (out-of-fold or under the final model) "
                 f"{max_neg:.3f} + {MARGIN}, under "
                 f"the confidence model (l2 {conf_l2}, chosen by out-of-fold share of right answers "
-                "above every DEV negative: "
+                "above every training negative: "
                 + ", ".join(f"{k}: {v[0]:.3f}" for k, v in conf_cv.items())
                 + ")"
             ),
-            "conf_right_dev_oof": round(conf_right, 3),
+            "conf_right_oof": round(conf_right, 3),
             "boilerplate_below": (
-                f"best balanced accuracy {balanced(boilerplate):.3f} separating lines DEV positives share "
-                f"with their right finding ({len(right_info)}) from lines DEV negatives share with any "
+                f"above the framework banners' informativeness ({banner:.3f}, BANNERS), the best "
+                f"balanced accuracy {balanced(boilerplate):.3f} separating lines training positives share "
+                f"with their right finding ({len(right_info)}) from lines training negatives share with any "
                 f"finding ({len(wrong_info)})"
             ),
             "line_shared": "kept from the earlier release (0.6); not fitted",
         },
-        "weights": {name: round(w, 4) for name, w in zip(FEATURES, weights, strict=True)},
+        "weights": padded(weights),
         "none_logit": round(none_logit, 4),
         "confidence": {
             "l2": conf_l2,
-            "weights": {name: round(w, 4) for name, w in zip(FEATURES, conf_weights, strict=True)},
+            "weights": padded(conf_weights),
             "none_logit": round(conf_none, 4),
         },
         "confident_at": round(confident_at, 4),
@@ -367,27 +502,23 @@ def main() -> int:
         "line_shared": LINE_SHARED,
     }
     previous = json.loads(OUT.read_text()).get("_provenance", {}) if OUT.exists() else {}
-    if ablation is not None:
-        data["_provenance"]["ablation"] = {
-            "command": "python scripts/fit_ranking.py --compare",
-            "runs": ablation,
-        }
-    elif "ablation" in previous:
-        data["_provenance"]["ablation"] = previous["ablation"]
-    for key in ("feature_selection", "question_rule"):  # recorded by hand when they were decided
-        if key in previous:
-            data["_provenance"][key] = previous[key]
+    _carry_over(
+        data["_provenance"],
+        previous,
+        ablation and {"command": "python scripts/fit_ranking.py --compare", "runs": ablation},
+        selection,
+    )
     data["_provenance"]["l2_grid"] = (
-        f"ranking L2 from {list(L2_GRID)} by grouped out-of-fold DEV recall@1; confidence L2 from "
+        f"ranking L2 from {list(L2_GRID)} by grouped out-of-fold training recall@1; confidence L2 from "
         f"{sorted({best_l2, *CONF_L2_GRID})} by the mean out-of-fold share of right answers above "
-        "every DEV negative over three fold assignments"
+        "every training negative over three fold assignments"
     )
     OUT.write_text(json.dumps(data, indent=2) + "\n")
     print(
-        f"chose l2 {best_l2}; confident at p >= {confident_at:.3f} (DEV negatives max {max_neg:.3f});"
+        f"chose l2 {best_l2}; confident at p >= {confident_at:.3f} (training negatives max {max_neg:.3f});"
     )
     print(
-        f"out-of-fold right answers marked confident on DEV: {conf_right:.2f}; boilerplate below {boilerplate}"
+        f"out-of-fold right answers marked confident on the training parts: {conf_right:.2f}; boilerplate below {boilerplate}"
     )
     print(json.dumps(data["weights"]))
     return 0

@@ -11,7 +11,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scripts.heldout import FRESH, load_reports, split  # noqa: E402
+import pytest  # noqa: E402
+
+from scripts.heldout import FRESH, FRESH2, load_reports, split  # noqa: E402
 
 _THREAD = re.compile(r"github\.com/([\w.-]+)/([\w.-]+)/(?:issues|pull|discussions)/(\d+)", re.I)
 _SHORT = re.compile(r"^([\w.-]+)/([\w.-]+)#(\d+)$")
@@ -56,23 +58,39 @@ def test_reports_are_well_formed_and_expect_real_findings():
 
 def test_no_report_thread_is_a_finding_source():
     sources = _finding_sources()
-    reports = [*load_reports(), *load_reports(FRESH)]
+    reports = [*load_reports(), *load_reports(FRESH), *load_reports(FRESH2)]
     leaks = [(r["id"], sources[_thread(r["url"])]) for r in reports if _thread(r["url"]) in sources]
     assert not leaks, leaks
 
 
-def test_the_fresh_part_is_well_formed_and_apart_from_dev_and_test():
-    fresh = load_reports(FRESH)
+@pytest.mark.parametrize(
+    "folder, earlier",
+    [(FRESH, [None]), (FRESH2, [None, FRESH])],
+    ids=["fresh", "fresh2"],
+)
+def test_a_fresh_part_is_well_formed_and_apart_from_the_earlier_parts(folder, earlier):
+    fresh = load_reports(folder)
     shipped = {p.stem for p in (ROOT / "findings").glob("*.md")}
     assert sum(r["kind"] == "positive" for r in fresh) >= 20
     assert sum(r["kind"] == "negative" for r in fresh) >= 20
     for r in fresh:
         assert r["text"].strip() and r["url"].startswith("https://"), r["id"]
         assert r.get("checked_by"), r["id"]  # every report went through a second reader
+        assert r["checked_by"] != r["collected_by"], r["id"]
         assert all(fid in shipped for fid in r["expect"]), r["id"]
         assert bool(r["expect"]) == (r["kind"] == "positive"), r["id"]
-    threads = {_thread(r["url"]) or r["url"] for r in load_reports()}
+    threads = {
+        _thread(r["url"]) or r["url"]
+        for part in earlier
+        for r in (load_reports() if part is None else load_reports(part))
+    }
     assert not [r["id"] for r in fresh if (_thread(r["url"]) or r["url"]) in threads]
+    ids = {
+        r["id"]
+        for part in earlier
+        for r in (load_reports() if part is None else load_reports(part))
+    }
+    assert not [r["id"] for r in fresh if r["id"] in ids]
 
 
 def test_size_and_split_as_documented():
@@ -119,7 +137,7 @@ def test_every_thread_used_is_claimed_once_for_its_role():
     assert not unclaimed, unclaimed
     wrong = [
         r["id"]
-        for r in [*load_reports(), *load_reports(FRESH)]
+        for r in [*load_reports(), *load_reports(FRESH), *load_reports(FRESH2)]
         if claims.get(_thread(r["url"]) or r["url"]) != {f"eval-{r['kind']}"}
     ]
     assert not wrong, wrong
