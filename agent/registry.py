@@ -754,7 +754,11 @@ class Registry:
         if entry is None:
             return f"{name}: not in the flag registry ({self.path})"
         head = canon if canon == name.strip() else f"{name.strip()} (read as {canon})"
-        return f"{head} ({owner}): {entry['doc']}"
+        spans = ", ".join(f"{lo}-{hi}" for lo, hi in entry.get("versions", ()))
+        doc = entry.get("doc") or (
+            f"read by releases {spans}; no description recorded" if spans else "no description"
+        )
+        return f"{head} ({owner}): {doc}"
 
     def framework_of_package(self, package: str) -> str | None:
         key = package.strip().lower().replace("_", "-")

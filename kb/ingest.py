@@ -390,6 +390,18 @@ def ingest(
         unreadable: set[str] = set()
         read_errors: list[FindingError] = []
         for path, key in walked:
+            if not _under(key, scopes):
+                # a symbolic link out of the folders read: a shared folder must not make anyone's
+                # ingest read (and index, and show) a file elsewhere on their machine
+                read_errors.append(
+                    FindingError(
+                        str(path),
+                        None,
+                        f"symbolic link to {key}, outside the findings folders: not read "
+                        "(commit the file, not a link)",
+                    )
+                )
+                continue
             try:
                 files.append(_File(path=path, key=key, data=path.read_bytes()))
             except FileNotFoundError:

@@ -289,6 +289,28 @@ def test_prompts_fill_in_what_options_and_derivation_left(env, monkeypatch):
     )
 
 
+def test_prompts_never_put_a_secret_from_the_log_or_the_commands_back_on_screen(env, tmp_path):
+    token = "hf_" + "Zq7" * 12
+    key = "sk-" + "live9" * 8
+    log = tmp_path / "server.log"
+    log.write_text(
+        "[2026-02-19 00:05:09] Scheduler hit an exception: Traceback (most recent call last):\n"
+        f"huggingface_hub.errors.HfHubHTTPError: 401 Client Error: bad token {token} for url\n"
+        "RuntimeError: CUDA error: device-side assert triggered\n"
+    )
+    cmd = f"python -m sglang.launch_server --model-path nvidia/GLM-5-NVFP4 --tp 8 --api-key {key}"
+    result = run(
+        "add", "--log", str(log), "--gpu", "RTX PRO 6000", "--failing-cmd", cmd,
+        "--working-cmd", cmd + " --disable-cuda-graph", input="\n" * 40,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    shown = result.stdout + result.stderr
+    assert "Symptoms found:" in shown and "Fix found:" in shown  # the prompts did show them
+    assert token not in shown and key not in shown
+    written = next((env / "findings").glob("*.md")).read_text()
+    assert token not in written and key not in written
+
+
 def test_what_happened_says_the_step_that_failed_what_was_tried_and_what_changed(env):
     failing = "python -m sglang.launch_server --model-path nvidia/GLM-5-NVFP4 --tp 8"
     result = run("add", "--no-input", "--log", ADD / "ima-capture.log", "--gpu", "RTX PRO 6000",

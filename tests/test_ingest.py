@@ -114,6 +114,30 @@ def test_missing_folder_is_an_error_naming_it(tmp_db, embedder_factory, tmp_path
     assert embedder_factory.calls == 0
 
 
+def test_a_link_out_of_the_folder_is_not_read_and_is_named(
+    tmp_db, findings_dir, embedder_factory, tmp_path
+):
+    # a shared folder holding a link to a file elsewhere on the reader's machine: the file is
+    # neither read nor indexed, the link is named in one error, the other findings are indexed
+    private = tmp_path / "private"
+    private.mkdir()
+    shutil.copy(findings_dir / f"{QWEN}.md", private / "mine.md")
+    replace_in(private / "mine.md", f"id: {QWEN}", "id: private-notes")
+    (findings_dir / "notes.md").symlink_to(private / "mine.md")
+    (findings_dir / "again.md").symlink_to(findings_dir / f"{LLAMA}.md")  # inside: fine, once
+    report = ingest(tmp_db, [findings_dir], embedder_factory)
+    assert report.added == 4
+    assert [str(e) for e in report.errors] == [
+        f"{findings_dir / 'notes.md'}: symbolic link to {(private / 'mine.md').resolve()}, "
+        "outside the findings folders: not read (commit the file, not a link)"
+    ]
+    ids = {row[0] for row in tmp_db.execute("SELECT id FROM findings")}
+    assert "private-notes" not in ids and QWEN in ids
+    # naming the private folder as well makes the same file a finding of its own folder
+    report = ingest(tmp_db, [findings_dir, private], embedder_factory)
+    assert report.errors == () and report.added == 1
+
+
 def test_first_ingest_adds_and_embeds_everything(tmp_db, findings_dir, embedder_factory):
     report = ingest(tmp_db, [findings_dir], embedder_factory)
     assert (report.added, report.updated, report.unchanged, report.removed) == (4, 0, 0, 0)

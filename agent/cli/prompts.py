@@ -22,12 +22,20 @@ from kb.records import STATUSES, SYMPTOM_CLASSES, Fix, Symptom
 # one question: the draft and the options in, the draft out
 Question = Callable[[Draft, Request], Draft]
 
+# how a value derived from the log or the commands is shown at a prompt: through the redaction
+# pass (kb.redact.safe_text) unless --no-redact; set by ask_for_the_rest for its questions
+_shown: list[Callable[[str], str]] = [lambda text: text]
 
-def choose_step(steps: tuple[AskStep, ...], leads: bool) -> str:
-    """Which step of a saved answer's plan fixed it: a number, ``match`` or ``none``."""
+
+def choose_step(
+    steps: tuple[AskStep, ...], leads: bool, shown: Callable[[str], str] = lambda t: t
+) -> str:
+    """Which step of a saved answer's plan fixed it: a number, ``match`` or ``none``. The changes
+    are printed through ``shown`` (the redaction pass)."""
     typer.echo("The plan in the answer:", err=True)
     for s in steps:
-        typer.echo(f"  {s.step}. " + ", ".join(change_as_tried(c) for c in s.changes), err=True)
+        changes = ", ".join(change_as_tried(c) for c in s.changes)
+        typer.echo(f"  {s.step}. " + shown(changes), err=True)
     while True:
         choice = str(
             typer.prompt(
@@ -41,8 +49,12 @@ def choose_step(steps: tuple[AskStep, ...], leads: bool) -> str:
         typer.echo("  a step number, 'match' or 'none'", err=True)
 
 
-def ask_for_the_rest(draft: Draft, request: Request) -> Draft:
-    """Ask for each field the options did not give, pre-filled with what was derived."""
+def ask_for_the_rest(
+    draft: Draft, request: Request, shown: Callable[[str], str] = lambda t: t
+) -> Draft:
+    """Ask for each field the options did not give, pre-filled with what was derived. What was
+    derived is printed through ``shown`` (the redaction pass, so that a token in the log is not
+    put back on the screen); what the user types is taken as typed."""
     given = {
         "title": request.title,
         # a folder given with --model is asked about when nothing said its Hugging Face id
@@ -59,9 +71,13 @@ def ask_for_the_rest(draft: Draft, request: Request) -> Draft:
         "sources": request.sources,
         "notes": request.notes,
     }
-    for field, ask in _QUESTIONS:
-        if not given[field]:
-            draft = ask(draft, request)
+    _shown[0] = shown
+    try:
+        for field, ask in _QUESTIONS:
+            if not given[field]:
+                draft = ask(draft, request)
+    finally:
+        _shown[0] = lambda text: text
     return draft
 
 
@@ -93,6 +109,7 @@ def _title(draft: Draft, _request: Request) -> Draft:
 
 
 def _text(label: str, default: str | None, required: bool = False) -> str | None:
+    default = _shown[0](default) if default else default
     while True:
         value = typer.prompt(label, default=default or "", show_default=bool(default))
         value = " ".join(str(value).split()) if "\n" not in str(value) else str(value).strip()
@@ -170,7 +187,7 @@ def _symptoms(draft: Draft, _request: Request) -> Draft:
     if symptoms:
         typer.echo("Symptoms found:")
         for i, s in enumerate(symptoms, 1):
-            typer.echo(f"  {i}. {s.cls}: {s.text}")
+            typer.echo(f"  {i}. {s.cls}: {_shown[0](s.text)}")
         dropped = _numbers("Drop which (e.g. 2,4; 'all'; empty keeps them all)", len(symptoms))
         symptoms = tuple(s for i, s in enumerate(symptoms, 1) if i not in dropped)
     for entry in _items(f"Add a symptom as 'class: error line' ({', '.join(SYMPTOM_CLASSES)})"):
@@ -206,7 +223,7 @@ def _fix(draft: Draft, _request: Request) -> Draft:
     if not fix.is_empty():
         typer.echo("Fix found:")
         for line in _fix_lines(fix):
-            typer.echo(f"  {line}")
+            typer.echo(f"  {_shown[0](line)}")
         if not typer.confirm("Keep it?", default=True):
             fix = Fix()
     label = (

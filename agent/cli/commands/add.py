@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
@@ -175,14 +176,17 @@ def add_command(
         mkdir=mkdir,
     )  # fmt: skip
     try:
-        asks = None if no_input else choose_step
-        started = start(request, prompting=not no_input, stdin=sys.stdin, choose_step=asks)
         from kb.redact import safe_text
 
-        shown_text = (lambda t: t) if no_redact else safe_text  # warnings quote paths and values
+        # warnings quote paths and values; prompts show what was derived from the log
+        shown_text = (lambda t: t) if no_redact else safe_text
+        asks = None if no_input else partial(choose_step, shown=shown_text)
+        started = start(request, prompting=not no_input, stdin=sys.stdin, choose_step=asks)
         for warning in started.warnings:
             typer.echo(f"warning: {shown_text(warning)}", err=True)
-        draft = started.draft if no_input else ask_for_the_rest(started.draft, request)
+        draft = started.draft
+        if not no_input:
+            draft = ask_for_the_rest(draft, request, shown=shown_text)
     except typer.Abort:
         raise KeyboardInterrupt from None
     done = record(started, draft, redact=not no_redact)
