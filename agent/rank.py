@@ -42,6 +42,8 @@ FEATURES = (
     "quant_x_symptoms",  # quantization agreement (centred) x symptoms_bm25
     "framework_x_symptoms",  # same framework (centred) x symptoms_bm25
     "model_x_symptoms",  # same model (centred) x symptoms_bm25
+    "hub",  # how generic the finding is: its standardised hub value (kb.hubs), -1..3
+    "report_rank",  # 1 / rank by the whole report's BM25 among the query's candidates (0: no match)
 )
 
 

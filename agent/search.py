@@ -93,6 +93,24 @@ class _Scoring:
     symptom_best: float
     report_best: float
     question: bool
+    # the reciprocal rank of each candidate by the whole report's BM25 among this query's
+    # candidates (0 without a BM25 match), and each candidate's standardised hub value (kb.hubs)
+    report_rank: dict[str, float]
+    hub: dict[str, float]
+
+
+def _reciprocal_ranks(scores: dict[str, float]) -> dict[str, float]:
+    """``1 / rank`` of each id by its score, best first (ties share the better rank, then ids in
+    order); 0 for a score of 0 (no match)."""
+    out: dict[str, float] = {}
+    rank, last = 0, None
+    for i, (fid, score) in enumerate(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))):
+        if score <= 0:
+            break
+        if score != last:
+            rank, last = i + 1, score
+        out[fid] = 1.0 / rank
+    return out
 
 
 def line_keys_version() -> str:
@@ -237,6 +255,8 @@ class Searcher:
         self._component_idf: dict[str, float] | None = None
         self._components: dict[str, frozenset[str]] = {}
         self._fix_components: dict[str, frozenset[str]] = {}
+        self._hubs: dict[str, float] = {}
+        self._hubs_read: set[str] = set()
 
     # -- lazily loaded state -----------------------------------------------------------------
 
@@ -514,7 +534,7 @@ class Searcher:
         self.component_weights()
         if self._has_keys():
             self._read_components(sorted(pool))
-        scoring = self._scoring(q, found, ctx, context_funcs)
+        scoring = self._scoring(q, found, ctx, context_funcs, self.hubs_of(sorted(found)))
         return [
             self._candidate(fid, found[fid], scoring) for fid in sorted(pool) if fid in found
         ], info
@@ -549,8 +569,23 @@ class Searcher:
             components=C.from_text(text) | C.from_text(query_text) | C.from_command(ctx.command),
         )
 
+    def hubs_of(self, ids: Sequence[str]) -> dict[str, float]:
+        """The standardised hub values (``kb.hubs``) of ``ids``, read once per finding."""
+        from kb.hubs import standardised
+
+        new = [fid for fid in ids if fid not in self._hubs_read]
+        if new:
+            self._hubs.update(standardised(self.db, new))
+            self._hubs_read.update(new)
+        return {fid: self._hubs[fid] for fid in ids if fid in self._hubs}
+
     def _scoring(
-        self, q: _Retrieved, found: dict[str, Finding], ctx: QueryContext, context_funcs
+        self,
+        q: _Retrieved,
+        found: dict[str, Finding],
+        ctx: QueryContext,
+        context_funcs,
+        hub: dict[str, float],
     ) -> _Scoring:
         """The per-query statistics every candidate's features are relative to."""
         weights = self.component_weights() if q.components else {}
@@ -575,6 +610,8 @@ class Searcher:
             symptom_best=max(symptom_score.values(), default=0.0) or 1.0,
             report_best=max(q.report_score.values(), default=0.0) or 1.0,
             question=question,
+            report_rank=_reciprocal_ranks({fid: q.report_score.get(fid, 0.0) for fid in found}),
+            hub=hub,
         )
 
     def _candidate(self, fid: str, finding: Finding, s: _Scoring) -> Candidate:
@@ -606,6 +643,8 @@ class Searcher:
                 centred(parts.get(k)) * weigh
                 for k in ("arch", "gpu", "quant", "framework", "model")
             ),
+            s.hub.get(fid, 0.0),
+            s.report_rank.get(fid, 0.0),
         )
         return Candidate(
             fid,

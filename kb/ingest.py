@@ -21,10 +21,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kb import store
+from kb import hubs, store
 from kb.document import document_text, symptom_texts
 from kb.errors import DeployKBError, EmbeddingError, FindingError, InputError
 from kb.records import Finding, ParseWarning
+from kb.resources import shipped_findings_dir
 from kb.versions import PARSER_VERSION
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -554,6 +555,7 @@ def _ingest_locked(
         if embedder is not None:
             meta.update(model=embedder.name, dim=str(embedder.dim))
         store.set_meta(db, **meta)
+    hubs.build(db, shipped_findings_dir())  # the values of findings added or changed
     return (
         IngestReport(
             added=added,
@@ -645,6 +647,8 @@ def _nothing_to_do(
         return None
     if store.get_meta(db, "parser_version") != PARSER_VERSION:
         return None
+    if not hubs.ready(db):
+        return None  # an index written before the hub values: the locked path adds them
     walked = finding_keys(dirs)
     by_path: dict[str, list[str]] = {}
     hashes: dict[str, str] = {}

@@ -460,6 +460,7 @@ def _drop_all(db: sqlite_utils.Database) -> None:
     for trigger in ("findings_ai", "findings_ad", "findings_au"):
         db.execute(f"DROP TRIGGER IF EXISTS [{trigger}]")
     db.execute("DROP TABLE IF EXISTS [findings_fts]")
+    db.execute("DROP TABLE IF EXISTS [finding_hubs]")  # kb.hubs
     for name in _TABLES:
         db.execute(f"DROP TABLE IF EXISTS [{name}]")
 

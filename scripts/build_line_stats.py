@@ -3,8 +3,8 @@
 
 Corpus, one document each: every shipped finding (its recorded symptom lines), every real log kept in
 the repository (eval/logs/, tests/fixtures/logs/), and every report of the ranking's training parts
-(scripts/fit_ranking.py TRAIN_PARTS: DEV, TEST and FRESH, triaged like `ask` triages its input).
-FRESH2 is never read.
+(scripts/fit_ranking.py TRAIN_PARTS: DEV, TEST, FRESH and FRESH2, triaged like `ask` triages its
+input). FRESH3 is never read.
 
     .venv/bin/python scripts/build_line_stats.py            # write data/line_stats.json
     .venv/bin/python scripts/build_line_stats.py --check    # exit 1 if the file is out of date
@@ -64,10 +64,13 @@ def corpus() -> tuple[list[tuple[str, list[frozenset[str]]]], dict]:
         key = log_failure.get(path.name, "log:" + path.name)
         docs.append((key, _line_tokens([ln.text for ln in triage(lines).lines])))
     from scripts.fit_ranking import TRAIN_PARTS
-    from scripts.heldout import FRESH
+    from scripts.heldout import FRESH, FRESH2
 
-    dev = [r for name in TRAIN_PARTS if name != "fresh" for r in part(load_reports(), name)]
-    dev += load_reports(FRESH) if "fresh" in TRAIN_PARTS else []
+    folders = {"fresh": FRESH, "fresh2": FRESH2}
+    split_parts = [name for name in TRAIN_PARTS if name not in folders]
+    dev = [r for name in split_parts for r in part(load_reports(), name)]
+    for name in TRAIN_PARTS:
+        dev += load_reports(folders[name]) if name in folders else []
     for r in dev:
         text = (r.get("text") or "") + "\n"
         key = (r.get("expect") or ["report:" + r["id"]])[0]
@@ -87,7 +90,7 @@ def build() -> dict:
         "_doc": (
             "For each word of salient log lines (agent.match.tokens of the masked signature): in how "
             "many distinct failures it occurs, over a corpus of real logs, findings and the reports of "
-            "the ranking's training parts (DEV, TEST, FRESH) (documents about one failure count once); read by agent/informative.py. "
+            "the ranking's training parts (DEV, TEST, FRESH, FRESH2) (documents about one failure count once); read by agent/informative.py. "
             "Words seen in one failure only are left out; n_docs counts failures."
         ),
         "_source": {

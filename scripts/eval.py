@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Evaluate `deploykb ask` on real public failure reports it was not tuned on.
 
-The evaluation holds reports written by other people than the findings' sources, in four parts:
-DEV and TEST (eval/heldout/, split by finding), FRESH (eval/fresh/, collected 2026-12-01) and FRESH2
-(eval/fresh2/, collected 2026-12-02 after the last fit). The ranking is fitted on DEV, TEST and FRESH
-(scripts/fit_ranking.py TRAIN_PARTS: by then every one of them had been read); FRESH2 is read by this
-script only and gives the held-out figure. One run scores, on the same fresh index of the shipped
+The evaluation holds reports written by other people than the findings' sources, in five parts:
+DEV and TEST (eval/heldout/, split by finding), FRESH (eval/fresh/, collected 2026-12-01), FRESH2
+(eval/fresh2/) and FRESH3 (eval/fresh3/, collected 2026-12-02 after the last fit). The ranking is
+fitted on DEV, TEST, FRESH and FRESH2 (scripts/fit_ranking.py TRAIN_PARTS: by then every one of them
+had been read); FRESH3 is read by this script only and gives the held-out figure. One run scores, on the same fresh index of the shipped
 findings:
 
   ask         the fitted ranking (error lines + BM25 + embeddings + components + context)
@@ -20,8 +20,8 @@ proposes the report's confirmed fix: knob and value), knob@1 (the same knob, any
 confident: want high). The baselines' confidence is a threshold on their own top score, set on the
 training parts' negatives in the same run (the highest such negative's score).
 
-    .venv/bin/python scripts/eval.py                      # the four parts' tables
-    .venv/bin/python scripts/eval.py --misses fresh2      # also list what ask gets wrong on FRESH2
+    .venv/bin/python scripts/eval.py                      # the five parts' tables
+    .venv/bin/python scripts/eval.py --misses fresh3      # also list what ask gets wrong on FRESH3
     .venv/bin/python scripts/eval.py --json > out.json    # every query with its signals
     .venv/bin/python scripts/eval.py --set paraphrase     # the old paraphrase set (regression)
 """
@@ -52,9 +52,9 @@ MODES = {
 
 
 def heldout_queries() -> list[dict]:
-    """DEV and TEST (eval/heldout), FRESH (eval/fresh) and FRESH2 (eval/fresh2: collected after the
-    ranking was last fitted, read only here)."""
-    from scripts.heldout import FRESH, FRESH2, load_reports, split
+    """DEV and TEST (eval/heldout), FRESH (eval/fresh), FRESH2 (eval/fresh2) and FRESH3 (eval/fresh3:
+    collected after the ranking was last fitted, read only here)."""
+    from scripts.heldout import FRESH, FRESH2, FRESH3, load_reports, split
 
     reports = load_reports()
     parts = split(reports)
@@ -62,8 +62,10 @@ def heldout_queries() -> list[dict]:
     parts.update({r["id"]: "fresh" for r in fresh})
     fresh2 = load_reports(FRESH2) if FRESH2.is_dir() else []
     parts.update({r["id"]: "fresh2" for r in fresh2})
+    fresh3 = load_reports(FRESH3) if FRESH3.is_dir() else []
+    parts.update({r["id"]: "fresh3" for r in fresh3})
     out = []
-    for r in [*reports, *fresh, *fresh2]:
+    for r in [*reports, *fresh, *fresh2, *fresh3]:
         ctx = r.get("context") or {}
         out.append(
             {
@@ -320,14 +322,14 @@ def main() -> None:
     ap.add_argument("--db", type=Path, help="use this index instead of building a fresh one")
     ap.add_argument(
         "--misses",
-        choices=("dev", "test", "fresh", "fresh2", "paraphrase"),
+        choices=("dev", "test", "fresh", "fresh2", "fresh3", "paraphrase"),
         help="list what ask gets wrong",
     )
     ap.add_argument("--json", action="store_true", help="every query with its signals and evidence")
     ap.add_argument(
         "--parts",
-        default="dev,test,fresh,fresh2",
-        help="which parts to run: dev,test,fresh,fresh2 (default), or a subset such as fresh2",
+        default="dev,test,fresh,fresh2,fresh3",
+        help="which parts to run: dev,test,fresh,fresh2,fresh3 (default), or a subset",
     )
     args = ap.parse_args()
 
@@ -344,7 +346,7 @@ def main() -> None:
         results = run(queries, db, detail=args.json)
 
     parts = (
-        tuple(p for p in ("dev", "test", "fresh", "fresh2") if p in wanted)
+        tuple(p for p in ("dev", "test", "fresh", "fresh2", "fresh3") if p in wanted)
         if args.set == "heldout"
         else ("paraphrase",)
     )

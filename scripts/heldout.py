@@ -7,9 +7,9 @@ test; negatives are split one by one. Groups are put in the order of ``sha256(SE
 and taken into test in that order until test holds at least ``TEST_SHARE`` of the positives (and,
 separately, of the negatives); the rest is dev.
 
-The line statistics are built on dev; the ranking weights and thresholds are fitted on dev, test and
-FRESH (``scripts/fit_ranking.py`` ``TRAIN_PARTS``, since 2026-12-02, when all three had been read).
-FRESH2 (``eval/fresh2``) is read by ``scripts/eval.py`` only, never by a fitting script.
+The line statistics and the ranking weights and thresholds are fitted on the parts already read
+(``scripts/fit_ranking.py`` ``TRAIN_PARTS``: dev, test, FRESH and FRESH2). FRESH3 (``eval/fresh3``)
+is read by ``scripts/eval.py`` only, never by a fitting script.
 """
 
 from __future__ import annotations
@@ -21,7 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 HELDOUT = ROOT / "eval" / "heldout"
 FRESH = ROOT / "eval" / "fresh"  # collected 2026-12-01; a training part since 2026-12-02
-FRESH2 = ROOT / "eval" / "fresh2"  # sealed: read by scripts/eval.py only, never by a fitting script
+FRESH2 = (
+    ROOT / "eval" / "fresh2"
+)  # collected 2026-12-02 after the first refit; a training part since
+FRESH3 = ROOT / "eval" / "fresh3"  # sealed: read by scripts/eval.py only, never by a fitting script
 SEED = "deploykb-heldout-2026-12-01"
 TEST_SHARE = 0.4
 
