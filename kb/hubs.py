@@ -25,9 +25,10 @@ import hashlib
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sqlite_utils
+if TYPE_CHECKING:  # pragma: no cover  (the unchanged re-ingest reads without sqlite-utils)
+    import sqlite_utils
 
 K = 10  # neighbours averaged (5, 10 and 20 were compared: data/ranking.json _provenance.feature_set)
 MAX_REFERENCE = 2000  # an index without the shipped findings is its own reference up to this size
