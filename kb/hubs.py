@@ -85,22 +85,36 @@ def _grouped(ids: list[str], matrix) -> dict[str, Any]:
     return out
 
 
-def _vectors(db: sqlite_utils.Database) -> dict[str, Any]:
-    """Every finding's vectors (document and symptoms) as one float32 matrix each."""
+def _vectors(db: sqlite_utils.Database, ids: set[str] | None = None) -> dict[str, Any]:
+    """Every finding's vectors (document and symptoms) as one float32 matrix each; with ``ids``,
+    only those findings' (read row by row: an ingest that adds a few findings to a large index
+    does not load all of its vectors)."""
     import numpy as np
 
-    from kb.store import load_vectors
+    from kb.store import _INTACT, load_vectors
 
-    parts = []
+    if ids is not None:
+        out: dict[str, list] = {}
+        wanted = sorted(ids)
+        for begin in range(0, len(wanted), 500):
+            chunk = wanted[begin : begin + 500]
+            marks = ", ".join("?" * len(chunk))
+            for fid, blob in db.execute(
+                f"""SELECT finding_id, vector FROM embeddings WHERE finding_id IN ({marks})
+                AND (part = 'doc' OR substr(part, 1, 7) = 'symptom') AND {_INTACT}
+                ORDER BY finding_id, part""",
+                chunk,
+            ):
+                out.setdefault(fid, []).append(np.frombuffer(blob, dtype=np.float32))
+        return {fid: np.vstack(rows) for fid, rows in out.items()}
+    merged: dict[str, Any] = {}
     for part in ("doc", "symptom"):
-        ids, matrix = load_vectors(db, part)
-        if ids:
-            parts.append(_grouped(ids, matrix))
-    out: dict[str, Any] = {}
-    for grouped in parts:
-        for fid, rows in grouped.items():
-            out[fid] = rows if fid not in out else np.vstack([out[fid], rows])
-    return out
+        part_ids, matrix = load_vectors(db, part)
+        if not part_ids:
+            continue
+        for fid, rows in _grouped(part_ids, matrix).items():
+            merged[fid] = rows if fid not in merged else np.vstack([merged[fid], rows])
+    return merged
 
 
 def hub_values(
@@ -155,7 +169,12 @@ def build(db: sqlite_utils.Database, shipped: Path | None) -> int:
         ON h.finding_id = f.id WHERE h.finding_id IS NULL ORDER BY f.id"""
     ).fetchall()
     if missing:
-        values = hub_values(_vectors(db), [fid for fid, _ in missing], ref) if ref else {}
+        targets = [fid for fid, _ in missing]
+        needed = set(targets) | set(ref)
+        (count,) = db.execute("SELECT count(*) FROM findings").fetchone()
+        # a few findings added to a large index: read only theirs and the reference's vectors
+        vectors = _vectors(db, needed if len(needed) < count // 2 else None) if ref else {}
+        values = hub_values(vectors, targets, ref) if ref else {}
         db.conn.executemany(
             "INSERT INTO finding_hubs (finding_id, content_hash, hub) VALUES (?, ?, ?)",
             [(fid, chash, values.get(fid)) for fid, chash in missing],

@@ -107,3 +107,15 @@ def test_every_candidate_carries_its_hub_value_and_report_rank(
     ranks = sorted((c.features[rank_at] for c in cands), reverse=True)
     assert ranks[0] == 1.0  # the best BM25 match among the candidates
     assert all(r == 0 or 1 / r == round(1 / r) for r in ranks)  # reciprocal ranks
+
+
+def test_the_vectors_of_a_few_findings_are_the_same_read_alone(
+    tmp_db, findings_dir, embedder_factory
+):
+    # an ingest adding a few findings to a large index reads only the vectors it needs
+    ingest(tmp_db, [findings_dir], embedder_factory)
+    every = hubs._vectors(tmp_db)
+    some = hubs._vectors(tmp_db, {QWEN, LLAMA})
+    assert set(some) == {QWEN, LLAMA}
+    for fid in some:
+        assert np.array_equal(some[fid], every[fid]) and len(some[fid]) >= 2  # doc + symptoms
