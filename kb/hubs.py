@@ -46,32 +46,36 @@ def ensure_table(db: sqlite_utils.Database) -> None:
     db.execute(_SCHEMA)
 
 
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
 def reference_ids(db: sqlite_utils.Database, shipped: Path | None) -> list[str]:
     """The findings every value is measured against (see the module's doc)."""
+    from kb.paths import under
+
     rows = db.execute("SELECT id, path FROM findings ORDER BY id").fetchall()
     if shipped is not None:
-        root = str(shipped.resolve())
-        ref = [fid for fid, path in rows if _under(path or "", root)]
+        scope = [shipped.resolve()]
+        ref = [fid for fid, path in rows if under(path or "", scope)]
         if ref:
             return ref
     return [fid for fid, _ in rows] if len(rows) <= MAX_REFERENCE else []
 
 
 def _fingerprint(db: sqlite_utils.Database, ref: Sequence[str]) -> str:
-    h = hashlib.sha256(f"{K}\n{db_model(db)}\n".encode())
+    from kb.store import get_meta
+
+    h = hashlib.sha256(f"{K}\n{get_meta(db, 'model')}\n".encode())
     hashes = dict(db.execute("SELECT id, content_hash FROM findings").fetchall())
     for fid in ref:
         h.update(f"{fid} {hashes.get(fid)}\n".encode())
     return h.hexdigest()
 
 
-def db_model(db: sqlite_utils.Database) -> str | None:
-    row = db.execute("SELECT value FROM meta WHERE key = 'model'").fetchone()
-    return row[0] if row else None
+def _rows_of(db: sqlite_utils.Database, sql: str, ids: Sequence[str]):
+    """The rows of ``sql`` (with ``{marks}`` where the ``IN`` list goes) for ``ids``, 500 at a
+    time (SQLite's limit on bound parameters)."""
+    ids = list(ids)
+    for begin in range(0, len(ids), 500):
+        chunk = ids[begin : begin + 500]
+        yield from db.execute(sql.format(marks=", ".join("?" * len(chunk))), chunk)
 
 
 def _grouped(ids: list[str], matrix) -> dict[str, Any]:
@@ -95,17 +99,13 @@ def _vectors(db: sqlite_utils.Database, ids: set[str] | None = None) -> dict[str
 
     if ids is not None:
         out: dict[str, list] = {}
-        wanted = sorted(ids)
-        for begin in range(0, len(wanted), 500):
-            chunk = wanted[begin : begin + 500]
-            marks = ", ".join("?" * len(chunk))
-            for fid, blob in db.execute(
-                f"""SELECT finding_id, vector FROM embeddings WHERE finding_id IN ({marks})
-                AND (part = 'doc' OR substr(part, 1, 7) = 'symptom') AND {_INTACT}
-                ORDER BY finding_id, part""",
-                chunk,
-            ):
-                out.setdefault(fid, []).append(np.frombuffer(blob, dtype=np.float32))
+        sql = (
+            "SELECT finding_id, vector FROM embeddings WHERE finding_id IN ({marks})"
+            f" AND (part = 'doc' OR substr(part, 1, 7) = 'symptom') AND {_INTACT}"
+            " ORDER BY finding_id, part"
+        )
+        for fid, blob in _rows_of(db, sql, sorted(ids)):
+            out.setdefault(fid, []).append(np.frombuffer(blob, dtype=np.float32))
         return {fid: np.vstack(rows) for fid, rows in out.items()}
     merged: dict[str, Any] = {}
     for part in ("doc", "symptom"):
@@ -154,11 +154,12 @@ def build(db: sqlite_utils.Database, shipped: Path | None) -> int:
     """Fill ``finding_hubs`` for the findings lacking a current value, in the caller's transaction
     (no commit here); record the reference and the mean and spread of the values in ``meta``.
     Returns how many values were computed."""
+    from kb.store import get_meta, set_meta
+
     ensure_table(db)
     ref = reference_ids(db, shipped)
     fingerprint = _fingerprint(db, ref)
-    row = db.execute("SELECT value FROM meta WHERE key = 'hub_reference'").fetchone()
-    if not row or row[0] != fingerprint:
+    if get_meta(db, "hub_reference") != fingerprint:
         db.execute("DELETE FROM finding_hubs")
     db.execute(
         """DELETE FROM finding_hubs WHERE NOT EXISTS (SELECT 1 FROM findings f
@@ -183,47 +184,36 @@ def build(db: sqlite_utils.Database, shipped: Path | None) -> int:
         "SELECT count(hub), avg(hub), avg(hub * hub) FROM finding_hubs WHERE hub IS NOT NULL"
     ).fetchone()
     spread = math.sqrt(max(0.0, square - mean * mean)) if n else 0.0
-    db.conn.executemany(
-        "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-        [
-            ("hub_reference", fingerprint),
-            ("hub_mean", "" if not n else repr(mean)),
-            ("hub_sd", "" if not n else repr(spread)),
-        ],
+    set_meta(
+        db,
+        hub_reference=fingerprint,
+        hub_mean="" if not n else repr(mean),
+        hub_sd="" if not n else repr(spread),
     )
     return len(missing)
 
 
 def ready(db: sqlite_utils.Database) -> bool:
     """The values were built by this version (an index written before them lacks the table)."""
-    if "finding_hubs" not in db.table_names():
-        return False
-    return db.execute("SELECT 1 FROM meta WHERE key = 'hub_reference'").fetchone() is not None
+    from kb.store import get_meta
+
+    return "finding_hubs" in db.table_names() and get_meta(db, "hub_reference") is not None
 
 
 def standardised(db: sqlite_utils.Database, ids: Sequence[str]) -> dict[str, float]:
     """``id -> (hub - mean) / spread``, clipped to [LOW, HIGH], for the ids that have a value; empty
     when the index has none (an index written before them, or one with no reference set)."""
+    from kb.store import get_meta
+
     if not ids or "finding_hubs" not in db.table_names():
         return {}
-    meta = dict(
-        db.execute("SELECT key, value FROM meta WHERE key IN ('hub_mean', 'hub_sd')").fetchall()
-    )
     try:
-        mean, spread = float(meta["hub_mean"]), float(meta["hub_sd"])
-    except (KeyError, ValueError):
+        mean, spread = float(get_meta(db, "hub_mean") or ""), float(get_meta(db, "hub_sd") or "")
+    except ValueError:
         return {}
     if spread <= 0:
         return {}
-    out: dict[str, float] = {}
-    ids = list(ids)
-    for begin in range(0, len(ids), 500):
-        chunk = ids[begin : begin + 500]
-        marks = ", ".join("?" * len(chunk))
-        for fid, hub in db.execute(
-            f"SELECT finding_id, hub FROM finding_hubs WHERE finding_id IN ({marks})"
-            " AND hub IS NOT NULL",
-            chunk,
-        ):
-            out[fid] = max(LOW, min(HIGH, (hub - mean) / spread))
-    return out
+    sql = (
+        "SELECT finding_id, hub FROM finding_hubs WHERE finding_id IN ({marks}) AND hub IS NOT NULL"
+    )
+    return {fid: max(LOW, min(HIGH, (hub - mean) / spread)) for fid, hub in _rows_of(db, sql, ids)}

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from kb import hubs, store
 from kb.document import document_text, symptom_texts
 from kb.errors import DeployKBError, EmbeddingError, FindingError, InputError
+from kb.paths import under as _under
 from kb.records import Finding, ParseWarning
 from kb.resources import shipped_findings_dir
 from kb.versions import PARSER_VERSION
@@ -231,16 +232,6 @@ def id_line(text: str, finding: Finding) -> int | None:
     if m:
         return text.count("\n", 0, m.start()) + 1
     return finding.line
-
-
-def _under(key: str, scopes: Sequence[Path]) -> bool:
-    """``key`` (a resolved path) is one of the resolved ``scopes`` or inside one: what
-    ``Path.parents`` says, by string prefix (building the parents costs more than the walk)."""
-    for scope in scopes:
-        root = str(scope)
-        if key == root or key.startswith(root if root.endswith(os.sep) else root + os.sep):
-            return True
-    return False
 
 
 def _parts(f: Finding) -> tuple[list[str], list[str]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from kb.resources import shipped_findings_dir
@@ -27,3 +28,13 @@ def findings_dirs(extra: list[Path] | None = None, include_shipped: bool = True)
         if p.resolve() not in {x.resolve() for x in dirs}:
             dirs.append(p)
     return dirs
+
+
+def under(key: str, scopes: Sequence[Path]) -> bool:
+    """``key`` (a resolved path) is one of the resolved ``scopes`` or inside one: what
+    ``Path.parents`` says, by string prefix (building the parents costs more than the walk)."""
+    for scope in scopes:
+        root = str(scope)
+        if key == root or key.startswith(root if root.endswith(os.sep) else root + os.sep):
+            return True
+    return False
