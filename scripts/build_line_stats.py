@@ -64,13 +64,15 @@ def corpus() -> tuple[list[tuple[str, list[frozenset[str]]]], dict]:
         key = log_failure.get(path.name, "log:" + path.name)
         docs.append((key, _line_tokens([ln.text for ln in triage(lines).lines])))
     from scripts.fit_ranking import TRAIN_PARTS
-    from scripts.heldout import FRESH, FRESH2
+    from scripts.heldout import FRESH_PARTS
 
-    folders = {"fresh": FRESH, "fresh2": FRESH2}
-    split_parts = [name for name in TRAIN_PARTS if name not in folders]
-    dev = [r for name in split_parts for r in part(load_reports(), name)]
-    for name in TRAIN_PARTS:
-        dev += load_reports(folders[name]) if name in folders else []
+    dev = [
+        r
+        for name in TRAIN_PARTS
+        for r in (
+            load_reports(FRESH_PARTS[name]) if name in FRESH_PARTS else part(load_reports(), name)
+        )
+    ]
     for r in dev:
         text = (r.get("text") or "") + "\n"
         key = (r.get("expect") or ["report:" + r["id"]])[0]

@@ -54,18 +54,16 @@ MODES = {
 def heldout_queries() -> list[dict]:
     """DEV and TEST (eval/heldout), FRESH (eval/fresh), FRESH2 (eval/fresh2) and FRESH3 (eval/fresh3:
     collected after the ranking was last fitted, read only here)."""
-    from scripts.heldout import FRESH, FRESH2, FRESH3, load_reports, split
+    from scripts.heldout import FRESH_PARTS, load_reports, split
 
     reports = load_reports()
     parts = split(reports)
-    fresh = load_reports(FRESH)
-    parts.update({r["id"]: "fresh" for r in fresh})
-    fresh2 = load_reports(FRESH2) if FRESH2.is_dir() else []
-    parts.update({r["id"]: "fresh2" for r in fresh2})
-    fresh3 = load_reports(FRESH3) if FRESH3.is_dir() else []
-    parts.update({r["id"]: "fresh3" for r in fresh3})
+    for name, folder in FRESH_PARTS.items():
+        fresh = load_reports(folder)  # none when the folder is not there
+        parts.update({r["id"]: name for r in fresh})
+        reports += fresh
     out = []
-    for r in [*reports, *fresh, *fresh2, *fresh3]:
+    for r in reports:
         ctx = r.get("context") or {}
         out.append(
             {
@@ -317,19 +315,21 @@ def print_table(title: str, table: dict[str, dict]) -> None:
 
 
 def main() -> None:
+    from scripts.heldout import PARTS
+
     ap = argparse.ArgumentParser(description="Evaluate deploykb ask on held-out real reports.")
     ap.add_argument("--set", choices=("heldout", "paraphrase"), default="heldout")
     ap.add_argument("--db", type=Path, help="use this index instead of building a fresh one")
     ap.add_argument(
         "--misses",
-        choices=("dev", "test", "fresh", "fresh2", "fresh3", "paraphrase"),
+        choices=(*PARTS, "paraphrase"),
         help="list what ask gets wrong",
     )
     ap.add_argument("--json", action="store_true", help="every query with its signals and evidence")
     ap.add_argument(
         "--parts",
-        default="dev,test,fresh,fresh2,fresh3",
-        help="which parts to run: dev,test,fresh,fresh2,fresh3 (default), or a subset",
+        default=",".join(PARTS),
+        help=f"which parts to run: {','.join(PARTS)} (default), or a subset",
     )
     args = ap.parse_args()
 
@@ -345,11 +345,7 @@ def main() -> None:
             db = build_index(Path(tmp) / "eval.db")
         results = run(queries, db, detail=args.json)
 
-    parts = (
-        tuple(p for p in ("dev", "test", "fresh", "fresh2", "fresh3") if p in wanted)
-        if args.set == "heldout"
-        else ("paraphrase",)
-    )
+    parts = tuple(p for p in PARTS if p in wanted) if args.set == "heldout" else ("paraphrase",)
     thresholds = apply_baseline_confidence(results) if args.set == "heldout" else {}
     tables = {
         part: {

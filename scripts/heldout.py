@@ -25,6 +25,9 @@ FRESH2 = (
     ROOT / "eval" / "fresh2"
 )  # collected 2026-12-02 after the first refit; a training part since
 FRESH3 = ROOT / "eval" / "fresh3"  # sealed: read by scripts/eval.py only, never by a fitting script
+# the parts that are folders of their own, by the name scripts/eval.py gives them, oldest first
+FRESH_PARTS = {"fresh": FRESH, "fresh2": FRESH2, "fresh3": FRESH3}
+PARTS = ("dev", "test", *FRESH_PARTS)  # every part, in the order tables are printed
 SEED = "deploykb-heldout-2026-12-01"
 TEST_SHARE = 0.4
 
