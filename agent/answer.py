@@ -279,7 +279,8 @@ def answer(
         )
     from agent.rank import load_ranker
 
-    confident, why = M.is_confident(evidence, load_ranker())
+    ranker = load_ranker()
+    confident, why = M.is_confident(evidence, ranker)
     release = _release(ctx)
     if release is not None and release.note:
         warnings.append(release.note)
@@ -294,7 +295,8 @@ def answer(
         if ctx.command is not None
         else None
     )
-    return Answer(confident, proposals, tri, ctx, tuple(warnings), why, diff, tuple(notices))
+    track = ranker.record_at(evidence.probability) if evidence.mode == "ask" else None
+    return Answer(confident, proposals, tri, ctx, tuple(warnings), why, diff, tuple(notices), track)
 
 
 def _release(ctx: QueryContext):

@@ -7,7 +7,7 @@ and those its fix changes),
 whether it is a working deployment, whether the symptom classes agree, and how its deployment
 context agrees, counted in proportion to the symptoms' agreement. A conditional-logit model (a
 softmax over the query's candidates plus a "none of them" option) fitted on the evaluation's
-training parts (DEV, TEST and FRESH; FRESH2 is held out) by ``scripts/fit_ranking.py`` scores
+training parts (``scripts/fit_ranking.py`` ``TRAIN_PARTS``; the sealed part is never read) scores
 them; a feature outside the fitted set (``_provenance.features``) has weight 0: the candidates are ranked by ``w . x``, and the top one's
 probability against the others and against "none" is its confidence. The weights, the logit of
 "none", the confidence threshold and the boilerplate cut-off live in ``data/ranking.json`` with the
@@ -60,6 +60,19 @@ class Ranker:
     # ranking weights give the probabilities too.
     conf_weights: tuple[float, ...] | None = None
     conf_none_logit: float | None = None
+    # (low, high, right, reports) per probability band: out-of-fold on the training parts, how many
+    # top answers fell in the band and how many were right (``scripts/fit_ranking.py``)
+    track_record: tuple[tuple[float, float, int, int], ...] = ()
+
+    def record_at(self, probability: float):
+        """The track record (``kb.records.TrackRecord``) of the band ``probability`` falls in, or
+        None when the model carries none."""
+        from kb.records import TrackRecord
+
+        for low, high, right, reports in self.track_record:
+            if low <= probability < high or (high >= 1.0 and probability >= high):
+                return TrackRecord(low, high, right, reports)
+        return None
 
     def logit(self, features: Sequence[float]) -> float:
         return sum(w * x for w, x in zip(self.weights, features, strict=True))
@@ -94,6 +107,12 @@ def ranker_from_dict(raw: Mapping[str, object], origin: str = "data/ranking.json
             cw = conf["weights"]  # type: ignore[index]
             conf_weights = tuple(float(cw[name]) for name in FEATURES)
             conf_none = float(conf["none_logit"])  # type: ignore[index]
+        bands = raw.get("track_record", {}).get("bands", [])  # type: ignore[union-attr]
+        record = tuple(
+            (float(b["from"]), float(b["to"]), int(b["right"]), int(b["reports"])) for b in bands
+        )
+        if any(r > n or lo >= hi for lo, hi, r, n in record):
+            raise ValueError("a track_record band with more right answers than reports or no width")
         return Ranker(
             weights=weights,
             none_logit=float(raw["none_logit"]),  # type: ignore[arg-type]
@@ -103,8 +122,9 @@ def ranker_from_dict(raw: Mapping[str, object], origin: str = "data/ranking.json
             provenance=dict(raw.get("_provenance", {})),  # type: ignore[arg-type]
             conf_weights=conf_weights,
             conf_none_logit=conf_none,
+            track_record=record,
         )
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise DeployKBError(f"{origin}: not a ranking model ({exc})") from None
 
 

@@ -351,6 +351,18 @@ class Answer:
     verdict: str = ""  # one sentence: why confident, or why not
     differential: Differential | None = None  # with a current command and a working deployment
     notices: tuple[str, ...] = ()  # what was read from the text rather than given as options
+    track: TrackRecord | None = None  # how often a top answer this probable was right, out-of-fold
+
+
+@dataclass(frozen=True)
+class TrackRecord:
+    """Of the training reports whose out-of-fold top answer had a probability in [low, high), how
+    many there were and how many of those top answers were a right case (a negative's never is)."""
+
+    low: float
+    high: float
+    right: int
+    reports: int
 
 
 @dataclass(frozen=True)

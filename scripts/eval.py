@@ -226,6 +226,7 @@ def run(
                 "got": ids,
                 "top_score": a.proposals[0].match.score if a.proposals else 0.0,
                 "confident": a.confident,
+                "band": [a.track.low, a.track.high] if a.track else None,
                 "hit1": bool(ids) and ids[0] in expected,
                 "hit3": bool(expected & set(ids[:3])),
                 "fix_hit1": None,
@@ -254,6 +255,12 @@ def run(
                 ]
             results[mode].append(row)
     return results
+
+
+def _train_parts() -> tuple[str, ...]:
+    from scripts.fit_ranking import TRAIN_PARTS
+
+    return TRAIN_PARTS
 
 
 def apply_baseline_confidence(results: dict[str, list[dict]]) -> dict[str, float]:
@@ -293,6 +300,43 @@ def summarise(rows: list[dict]) -> dict:
         "conf-neg": share(neg, "confident"),
         "conf-right": share(right, "confident"),
     }
+
+
+def track_table(rows: list[dict]) -> list[dict]:
+    """Per probability band of data/ranking.json's track record: what it states (out-of-fold on
+    the training parts) and what ``rows`` (ask's answers on one part) show: reports whose top
+    answer fell in the band and how many of those were right (a negative's never is)."""
+    from agent.rank import load_ranker
+
+    out = []
+    for low, high, right, reports in load_ranker().track_record:
+        inside = [r for r in rows if r.get("band") == [low, high]]
+        out.append(
+            {
+                "band": [low, high],
+                "stated_right": right,
+                "stated_reports": reports,
+                "right": sum(1 for r in inside if r["hit1"]),
+                "reports": len(inside),
+            }
+        )
+    return out
+
+
+def print_track(title: str, table: list[dict]) -> None:
+    if not table:
+        return
+    print(f"{title}: how often a top answer in each probability band was right")
+    print(f"{'band':<10}{'stated (training, out-of-fold)':>32}{'this part':>14}")
+    for b in table:
+        stated = f"{b['stated_right']}/{b['stated_reports']}"
+        if b["stated_reports"]:
+            stated += f" = {b['stated_right'] / b['stated_reports']:.2f}"
+        seen = f"{b['right']}/{b['reports']}"
+        if b["reports"]:
+            seen += f" = {b['right'] / b['reports']:.2f}"
+        print(f"{b['band'][0]:.1f}-{b['band'][1]:.1f}   {stated:>30}{seen:>14}")
+    print()
 
 
 def _fmt(x) -> str:
@@ -354,15 +398,26 @@ def main() -> None:
         }
         for part in parts
     }
+    tracks = {part: track_table([r for r in results["ask"] if r["part"] == part]) for part in parts}
     if args.json:
         print(
             json.dumps(
-                {"summary": tables, "baseline_thresholds": thresholds, "rows": results}, indent=1
+                {
+                    "summary": tables,
+                    "track_record": tracks,
+                    "baseline_thresholds": thresholds,
+                    "rows": results,
+                },
+                indent=1,
             )
         )
         return
     for part in parts:
         print_table(part.upper(), tables[part])
+    if args.set == "heldout":
+        sealed = [p for p in parts if p not in _train_parts()]
+        for part in sealed:
+            print_track(part.upper() + " (held out)", tracks[part])
     if thresholds:
         print(
             "baseline confidence thresholds (highest training-part negative top score): "

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Fit data/ranking.json on the evaluation parts already read (DEV, TEST, FRESH, FRESH2), never on
-the sealed part (FRESH3).
+"""Fit data/ranking.json on the evaluation parts already read (DEV, TEST, FRESH, FRESH2, FRESH3),
+never on a sealed part.
 
 Training parts (``TRAIN_PARTS``): until 2026-12-01 the ranking was fitted on DEV alone and TEST was
 the reported part. On 2026-12-02, when TEST and FRESH had both been read, it was fitted on DEV, TEST
 and FRESH and measured on FRESH2, collected afterwards; once FRESH2's first run had been read it
 joined the training parts too (150 positives), and the figure reported is that of FRESH3
-(eval/fresh3), collected after that fit and read by scripts/eval.py only. For every training report
+(eval/fresh3), collected after that fit. FRESH3's first run was read on 2026-12-02 and it joined the
+training parts in turn (173 positives); the next sealed part is collected after this fit and is
+read by scripts/eval.py only. For every training report
 it builds the context and the candidate findings exactly as `deploykb ask`
 does (agent.search.Searcher.candidates), labels each candidate (is it an expected finding?), and
 fits a conditional-logit model (softmax over the candidates plus "none") over the features of
@@ -44,7 +46,7 @@ L2_GRID = (0.3, 1.0, 3.0)
 CONF_L2_GRID = (1.0, 3.0, 10.0)
 FOLDS = 5
 # the parts whose reports had been read when the ranking was last fitted (scripts/eval.py parts)
-TRAIN_PARTS = ("dev", "test", "fresh", "fresh2")
+TRAIN_PARTS = ("dev", "test", "fresh", "fresh2", "fresh3")
 # the features the model uses, chosen with --select over the training parts: the
 # highest mean nested out-of-fold recall@1 over three fold assignments; sets within one report
 # (1/119) of the best are ties, broken by the higher mean recall@3, then by fewer features
@@ -79,6 +81,9 @@ CANDIDATE_SETS = {
 }
 SELECTED = CANDIDATE_SETS["text + architecture, GPU, framework + hub, report rank"]
 MARGIN = 0.02
+# the upper edges of the probability bands whose out-of-fold track record `ask` shows (the last
+# band runs to 1): fixed in advance at fifths, not fitted
+BANDS = (0.2, 0.4, 0.6, 0.8)
 LINE_SHARED = 0.6  # containment of a symptom's information in one user line to call it "shared"
 BOILERPLATE_GRID = tuple(round(0.2 + 0.025 * i, 3) for i in range(21))  # 0.2 .. 0.7
 # framework banners that carry no information about the failure (issue 8, part 4, names them): the
@@ -326,6 +331,20 @@ def choose_confidence(entries: list[dict], best_l2: float, weights, none_logit):
     return conf_l2, conf_cv, conf_weights, conf_none, max(conf_cv[conf_l2][1], fitted_neg)
 
 
+def track_record(entries: list[dict], best_l2: float, conf_l2: float) -> list[dict]:
+    """Per probability band (``BANDS``), how many training reports' out-of-fold top answers got a
+    probability in it under the confidence model, as `ask` computes it, and how many of those were
+    an expected finding (a negative's top answer never is). One fold assignment ('fold:')."""
+    _, oof = cross_validate(entries, best_l2, "fold:", l2_conf=conf_l2)
+    edges = (0.0, *BANDS, 1.0)
+    bands = []
+    for low, high in zip(edges, edges[1:], strict=False):
+        inside = [(e, ys) for e, ys, p in oof if low <= p < high or (high == 1.0 and p >= 1.0)]
+        right = sum(1 for e, ys in inside if e["positive"] and ys[:1] == [1])
+        bands.append({"from": low, "to": high, "reports": len(inside), "right": right})
+    return bands
+
+
 def _training_entries(args) -> list[dict]:
     """The training parts' candidates with their features: collected on a fresh index of the
     shipped findings (or ``--db``), or read from ``--cache``."""
@@ -416,6 +435,9 @@ def main() -> int:
     )
     conf_right = conf_cv[conf_l2][0]
     confident_at = min(0.99, max_neg + MARGIN)
+    bands = track_record(entries, best_l2, conf_l2)
+    for b in bands:
+        print(f"track record {b['from']:.1f}-{b['to']:.1f}: {b['right']} right of {b['reports']}")
 
     # boilerplate: the cut-off on the informativeness of shared words that best separates lines
     # shared with the right finding (training positives) from lines a training negative shares with any
@@ -453,14 +475,15 @@ def main() -> int:
         "_doc": (
             "The fitted ranking of agent/rank.py: logistic-regression weights over agent.rank.FEATURES, "
             "the confidence threshold, the boilerplate cut-off and the shared-line containment. Written "
-            "by scripts/fit_ranking.py from the evaluation parts read before (DEV, TEST, FRESH, "
-            "FRESH2); FRESH3 (eval/fresh3) is never read by it."
+            "by scripts/fit_ranking.py from the evaluation parts read before ("
+            + ", ".join(TRAIN_PARTS)
+            + "); a sealed part is never read by it."
         ),
         "_provenance": {
             "command": "python scripts/build_line_stats.py && python scripts/fit_ranking.py",
             "date": dt.date.today().isoformat(),
             "data": (
-                f"scripts/eval.py parts {', '.join(TRAIN_PARTS)} (eval/heldout, eval/fresh, eval/fresh2): "
+                f"scripts/eval.py parts {', '.join(TRAIN_PARTS)} (eval/heldout, eval/fresh*): "
                 f"{pos_total} positives, {len(entries) - pos_total} negatives"
             ),
             "features": list(SELECTED),
@@ -499,6 +522,15 @@ def main() -> int:
             "none_logit": round(conf_none, 4),
         },
         "confident_at": round(confident_at, 4),
+        "track_record": {
+            "how": (
+                "out-of-fold over the training parts (5 folds grouped by finding, assignment "
+                f"'fold:'), ranking l2 {best_l2}, confidence l2 {conf_l2}: per band of the top "
+                "answer's probability, the reports whose top answer fell in it and how many of those "
+                "were an expected finding (a negative's never is); the bands are fixed fifths"
+            ),
+            "bands": bands,
+        },
         "boilerplate_below": boilerplate,
         "line_shared": LINE_SHARED,
     }

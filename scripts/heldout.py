@@ -8,7 +8,7 @@ and taken into test in that order until test holds at least ``TEST_SHARE`` of th
 separately, of the negatives); the rest is dev.
 
 The line statistics and the ranking weights and thresholds are fitted on the parts already read
-(``scripts/fit_ranking.py`` ``TRAIN_PARTS``: dev, test, FRESH and FRESH2). FRESH3 (``eval/fresh3``)
+(``scripts/fit_ranking.py`` ``TRAIN_PARTS``: dev, test, FRESH, FRESH2 and FRESH3). The sealed part
 is read by ``scripts/eval.py`` only, never by a fitting script.
 """
 
@@ -24,7 +24,9 @@ FRESH = ROOT / "eval" / "fresh"  # collected 2026-12-01; a training part since 2
 FRESH2 = (
     ROOT / "eval" / "fresh2"
 )  # collected 2026-12-02 after the first refit; a training part since
-FRESH3 = ROOT / "eval" / "fresh3"  # sealed: read by scripts/eval.py only, never by a fitting script
+FRESH3 = (
+    ROOT / "eval" / "fresh3"
+)  # collected 2026-12-02 after the second refit; a training part since
 # the parts that are folders of their own, by the name scripts/eval.py gives them, oldest first
 FRESH_PARTS = {"fresh": FRESH, "fresh2": FRESH2, "fresh3": FRESH3}
 PARTS = ("dev", "test", *FRESH_PARTS)  # every part, in the order tables are printed

@@ -214,6 +214,17 @@ def test_human_output(db):
     ):
         assert f"✗ {dead_end}" in out
     assert "Also close" in out
+    # the answer says how often an answer this probable was right on the reports it was fitted on
+    track = ask_json("--log", GLM5_LOG, "--model", "nvidia/GLM-5-NVFP4", "--gpu", "sm120",
+                     "--db", db)["track_record"]  # fmt: skip
+    low, high = track["probability_band"]
+    from agent.rank import load_ranker
+
+    assert (low, high, track["right"], track["reports"]) in load_ranker().track_record
+    assert (
+        f"a top answer scoring {low:.1f}–{high:.1f} was right for {track['right']} of "
+        f"{track['reports']} real reports it was fitted on (out-of-fold)"
+    ) in " ".join(out.split())
     assert "\x1b[" not in out  # no colour codes in a pipe
     # the offline Hub is no error, and the model's name gives the architecture: one note on
     # stderr (no warning), so stdout holds the answer alone

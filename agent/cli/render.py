@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent.cli.terminal import ShellCommand, group, hang, paragraphs
-from kb.records import Answer, Differential, FlagChange, Proposal, WorkingDeployment
+from kb.records import Answer, Differential, FlagChange, Proposal, TrackRecord, WorkingDeployment
 
 ANSWER_SCHEMA_VERSION = 1  # the "schema_version" of ``ask --json``
 
@@ -61,12 +61,27 @@ def proposal_dict(p: Proposal) -> dict:
     }
 
 
+def track_dict(t: TrackRecord | None) -> dict | None:
+    if t is None:
+        return None
+    return {"probability_band": [t.low, t.high], "right": t.right, "reports": t.reports}
+
+
+def track_line(t: TrackRecord) -> str:
+    """How often an answer this probable was right: the figure a reader can weigh the answer by."""
+    return (
+        f"a top answer scoring {t.low:.1f}–{t.high:.1f} was right for {t.right} of {t.reports} "
+        "real reports it was fitted on (out-of-fold)"
+    )
+
+
 def answer_dict(a: Answer) -> dict:
     ctx = a.context
     return {
         "schema_version": ANSWER_SCHEMA_VERSION,
         "confident": a.confident,
         "verdict": a.verdict,
+        "track_record": track_dict(a.track),
         "matches": [proposal_dict(p) for p in a.proposals],
         "triage": [
             {
@@ -236,8 +251,10 @@ def _best_head(a: Answer, best: Proposal) -> list:
     lines: list = [
         header,
         f"[dim]{f.id} · status {f.status} · score {best.match.score:.2f}[/dim]",
-        "",
     ]
+    if a.track is not None:
+        lines.append(hang("", f"[dim]{escape(track_line(a.track))}[/dim]"))
+    lines.append("")
     lines.append("[bold]Why it matches[/bold]")
     lines += [hang("  • ", escape(r)) for r in best.match.reasons] or ["  • (weak evidence)"]
     if f.root_cause:
