@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Evaluate `deploykb ask` on real public failure reports it was not tuned on.
 
-The evaluation holds reports written by other people than the findings' sources, in five parts:
-DEV and TEST (eval/heldout/, split by finding), FRESH (eval/fresh/, collected 2026-12-01), FRESH2
-(eval/fresh2/) and FRESH3 (eval/fresh3/, collected 2026-12-02 after the last fit). The ranking is
-fitted on DEV, TEST, FRESH and FRESH2 (scripts/fit_ranking.py TRAIN_PARTS: by then every one of them
-had been read); FRESH3 is read by this script only and gives the held-out figure. One run scores, on the same fresh index of the shipped
+The evaluation holds reports written by other people than the findings' sources, in six parts:
+DEV and TEST (eval/heldout/, split by finding), FRESH, FRESH2 and FRESH3 (eval/fresh*/, each
+collected after a fit and scored once before it joined the training data) and FRESH4 (eval/fresh4/,
+collected 2026-12-02 after the last fit). The ranking is fitted on the parts already read
+(scripts/fit_ranking.py TRAIN_PARTS); FRESH4 is read by this script only and gives the held-out
+figure. One run scores, on the same fresh index of the shipped
 findings:
 
   ask         the fitted ranking (error lines + BM25 + embeddings + components + context)
@@ -21,7 +22,7 @@ confident: want high). The baselines' confidence is a threshold on their own top
 training parts' negatives in the same run (the highest such negative's score).
 
     .venv/bin/python scripts/eval.py                      # the five parts' tables
-    .venv/bin/python scripts/eval.py --misses fresh3      # also list what ask gets wrong on FRESH3
+    .venv/bin/python scripts/eval.py --misses fresh4      # also list what ask gets wrong on FRESH4
     .venv/bin/python scripts/eval.py --json > out.json    # every query with its signals
     .venv/bin/python scripts/eval.py --set paraphrase     # the old paraphrase set (regression)
 """
@@ -52,8 +53,8 @@ MODES = {
 
 
 def heldout_queries() -> list[dict]:
-    """DEV and TEST (eval/heldout), FRESH (eval/fresh), FRESH2 (eval/fresh2) and FRESH3 (eval/fresh3:
-    collected after the ranking was last fitted, read only here)."""
+    """DEV and TEST (eval/heldout) and every part of scripts/heldout.py FRESH_PARTS (eval/fresh*; the
+    newest, FRESH4, collected after the ranking was last fitted and read only here)."""
     from scripts.heldout import FRESH_PARTS, load_reports, split
 
     reports = load_reports()

@@ -13,7 +13,7 @@ sys.path.insert(0, str(ROOT))
 
 import pytest  # noqa: E402
 
-from scripts.heldout import FRESH, FRESH2, FRESH3, load_reports, split  # noqa: E402
+from scripts.heldout import FRESH, FRESH2, FRESH3, FRESH4, load_reports, split  # noqa: E402
 
 _THREAD = re.compile(r"github\.com/([\w.-]+)/([\w.-]+)/(?:issues|pull|discussions)/(\d+)", re.I)
 _SHORT = re.compile(r"^([\w.-]+)/([\w.-]+)#(\d+)$")
@@ -58,15 +58,23 @@ def test_reports_are_well_formed_and_expect_real_findings():
 
 def test_no_report_thread_is_a_finding_source():
     sources = _finding_sources()
-    reports = [*load_reports(), *(r for p in (FRESH, FRESH2, FRESH3) for r in load_reports(p))]
+    reports = [
+        *load_reports(),
+        *(r for p in (FRESH, FRESH2, FRESH3, FRESH4) for r in load_reports(p)),
+    ]
     leaks = [(r["id"], sources[_thread(r["url"])]) for r in reports if _thread(r["url"]) in sources]
     assert not leaks, leaks
 
 
 @pytest.mark.parametrize(
     "folder, earlier",
-    [(FRESH, [None]), (FRESH2, [None, FRESH]), (FRESH3, [None, FRESH, FRESH2])],
-    ids=["fresh", "fresh2", "fresh3"],
+    [
+        (FRESH, [None]),
+        (FRESH2, [None, FRESH]),
+        (FRESH3, [None, FRESH, FRESH2]),
+        (FRESH4, [None, FRESH, FRESH2, FRESH3]),
+    ],
+    ids=["fresh", "fresh2", "fresh3", "fresh4"],
 )
 def test_a_fresh_part_is_well_formed_and_apart_from_the_earlier_parts(folder, earlier):
     fresh = load_reports(folder)
@@ -137,7 +145,10 @@ def test_every_thread_used_is_claimed_once_for_its_role():
     assert not unclaimed, unclaimed
     wrong = [
         r["id"]
-        for r in [*load_reports(), *(r for p in (FRESH, FRESH2, FRESH3) for r in load_reports(p))]
+        for r in [
+            *load_reports(),
+            *(r for p in (FRESH, FRESH2, FRESH3, FRESH4) for r in load_reports(p)),
+        ]
         if claims.get(_thread(r["url"]) or r["url"]) != {f"eval-{r['kind']}"}
     ]
     assert not wrong, wrong
