@@ -609,6 +609,27 @@ def test_remove_only_what_is_there() -> None:
     )
 
 
+def test_a_removal_whose_value_the_source_does_not_give_removes_whatever_is_set() -> None:
+    # vllm-19613: the reporter set NCCL_BUFFSIZE too large and the default cured it; the thread
+    # gives no value, so the finding writes the value as <too-large-value>
+    current = parse_command(
+        "NCCL_BUFFSIZE=16777216 NCCL_DEBUG=INFO vllm serve m --tensor-parallel-size 2 "
+        "--kv-cache-dtype fp8"
+    )
+    fix = Fix(remove=("NCCL_BUFFSIZE=<too-large-value>", "--kv-cache-dtype <any>"))
+    changes, notes = diff_with_notes(current, fix, finding_framework="vllm")
+    assert [(c.action, c.name, c.text) for c in changes] == [
+        ("remove", "NCCL_BUFFSIZE", "NCCL_BUFFSIZE=16777216"),
+        ("remove", "--kv-cache-dtype", "--kv-cache-dtype fp8"),
+    ]
+    assert notes == ()
+    # a real value still has to match
+    fix = Fix(remove=("NCCL_BUFFSIZE=4194304",))
+    changes, notes = diff_with_notes(current, fix, finding_framework="vllm")
+    assert changes == ()
+    assert notes == ("your command has NCCL_BUFFSIZE=16777216, not NCCL_BUFFSIZE=4194304: left as is",)
+
+
 def test_without_a_command_everything_is_listed_and_replacements_pair_up() -> None:
     fix = Fix(
         add=("--moe-runner-backend flashinfer_cutlass",),

@@ -340,7 +340,7 @@ def _compare_remove(rem: FlagChange, have: _Against) -> FlagChange | None:
         cur = have.flags.get(rem.name)
         if cur is None:
             have.notes.append(f"not in your command: {rem.text} (nothing to remove)")
-        elif rem.value is not None and not _same(have, rem, cur):
+        elif rem.value is not None and not _unknown(rem.value) and not _same(have, rem, cur):
             have.notes.append(f"your command has {cur.written}, not {rem.text}: left as is")
         else:
             return replace(rem, value=cur.value, text=cur.written)
@@ -348,11 +348,17 @@ def _compare_remove(rem: FlagChange, have: _Against) -> FlagChange | None:
     value = have.env.get(rem.name)
     if value is None:
         have.notes.append(f"not in your command: {rem.text} (nothing to remove)")
-    elif rem.value is not None and value != rem.value:
+    elif rem.value is not None and not _unknown(rem.value) and value != rem.value:
         have.notes.append(f"your command has {rem.name}={value}, not {rem.text}: left as is")
     else:
         return replace(rem, value=value, text=f"{rem.name}={value}")
     return None
+
+
+def _unknown(value: str) -> bool:
+    """A value written ``<...>`` (``NCCL_BUFFSIZE=<too-large-value>``): the source names the setting
+    to drop but not its value, so the item removes it whatever the user set."""
+    return value.startswith("<") and value.endswith(">") and "<" not in value[1:-1]
 
 
 def _same(have: _Against, rem: FlagChange, cur: Flag) -> bool:
