@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Fit data/ranking.json on the evaluation parts already read (DEV, TEST, FRESH, FRESH2, FRESH3),
-never on a sealed part.
+"""Fit data/ranking.json on the evaluation parts already read (DEV, TEST, FRESH, FRESH2, FRESH3,
+FRESH4), never on a sealed part.
 
 Training parts (``TRAIN_PARTS``): until 2026-12-01 the ranking was fitted on DEV alone and TEST was
 the reported part. On 2026-12-02, when TEST and FRESH had both been read, it was fitted on DEV, TEST
 and FRESH and measured on FRESH2, collected afterwards; once FRESH2's first run had been read it
 joined the training parts too (150 positives), and the figure reported is that of FRESH3
 (eval/fresh3), collected after that fit. FRESH3's first run was read on 2026-12-02 and it joined the
-training parts in turn (173 positives); the next sealed part is collected after this fit and is
-read by scripts/eval.py only. For every training report
+training parts in turn (173 positives), then FRESH4's (202 positives); the next sealed part is
+collected after this fit and is read by scripts/eval.py only. For every training report
 it builds the context and the candidate findings exactly as `deploykb ask`
 does (agent.search.Searcher.candidates), labels each candidate (is it an expected finding?), and
 fits a conditional-logit model (softmax over the candidates plus "none") over the features of
@@ -46,7 +46,7 @@ L2_GRID = (0.3, 1.0, 3.0)
 CONF_L2_GRID = (1.0, 3.0, 10.0)
 FOLDS = 5
 # the parts whose reports had been read when the ranking was last fitted (scripts/eval.py parts)
-TRAIN_PARTS = ("dev", "test", "fresh", "fresh2", "fresh3")
+TRAIN_PARTS = ("dev", "test", "fresh", "fresh2", "fresh3", "fresh4")
 # the features the model uses, chosen with --select over the training parts: the
 # highest mean nested out-of-fold recall@1 over three fold assignments; sets within one report
 # (1/119) of the best are ties, broken by the higher mean recall@3, then by fewer features

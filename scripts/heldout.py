@@ -8,8 +8,8 @@ and taken into test in that order until test holds at least ``TEST_SHARE`` of th
 separately, of the negatives); the rest is dev.
 
 The line statistics and the ranking weights and thresholds are fitted on the parts already read
-(``scripts/fit_ranking.py`` ``TRAIN_PARTS``: dev, test, FRESH, FRESH2 and FRESH3). The sealed part,
-FRESH4 (``eval/fresh4``), is read by ``scripts/eval.py`` only, never by a fitting script.
+(``scripts/fit_ranking.py`` ``TRAIN_PARTS``: dev, test and FRESH to FRESH4). The sealed part is read
+by ``scripts/eval.py`` only, never by a fitting script.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ FRESH = ROOT / "eval" / "fresh"
 # collected 2026-12-02 after the first and the second refit; training parts since
 FRESH2 = ROOT / "eval" / "fresh2"
 FRESH3 = ROOT / "eval" / "fresh3"
-# collected 2026-12-02 after the third refit; sealed: read by scripts/eval.py only
+# collected 2026-12-02 after the third refit; a training part since its first run
 FRESH4 = ROOT / "eval" / "fresh4"
 # the parts that are folders of their own, by the name scripts/eval.py gives them, oldest first
 FRESH_PARTS = {"fresh": FRESH, "fresh2": FRESH2, "fresh3": FRESH3, "fresh4": FRESH4}

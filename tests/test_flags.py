@@ -627,7 +627,9 @@ def test_a_removal_whose_value_the_source_does_not_give_removes_whatever_is_set(
     fix = Fix(remove=("NCCL_BUFFSIZE=4194304",))
     changes, notes = diff_with_notes(current, fix, finding_framework="vllm")
     assert changes == ()
-    assert notes == ("your command has NCCL_BUFFSIZE=16777216, not NCCL_BUFFSIZE=4194304: left as is",)
+    assert notes == (
+        "your command has NCCL_BUFFSIZE=16777216, not NCCL_BUFFSIZE=4194304: left as is",
+    )
 
 
 def test_without_a_command_everything_is_listed_and_replacements_pair_up() -> None:
