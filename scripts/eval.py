@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Evaluate `deploykb ask` on real public failure reports it was not tuned on.
 
-The evaluation holds reports written by other people than the findings' sources, in six parts:
-DEV and TEST (eval/heldout/, split by finding), FRESH, FRESH2 and FRESH3 (eval/fresh*/, each
-collected after a fit and scored once before it joined the training data) and FRESH4 (eval/fresh4/,
-collected 2026-12-02 after the last fit). The ranking is fitted on the parts already read
-(scripts/fit_ranking.py TRAIN_PARTS); FRESH4 is read by this script only and gives the held-out
+The evaluation holds reports written by other people than the findings' sources, in seven parts:
+DEV and TEST (eval/heldout/, split by finding), FRESH to FRESH4 (eval/fresh*/, each collected after
+a fit and scored once before it joined the training data) and FRESH5 (eval/fresh5/, merged
+2026-12-02 after the last fit). The ranking is fitted on the parts already read
+(scripts/fit_ranking.py TRAIN_PARTS); FRESH5 is read by this script only and gives the held-out
 figure. One run scores, on the same fresh index of the shipped
 findings:
 
@@ -21,8 +21,8 @@ proposes the report's confirmed fix: knob and value), knob@1 (the same knob, any
 confident: want high). The baselines' confidence is a threshold on their own top score, set on the
 training parts' negatives in the same run (the highest such negative's score).
 
-    .venv/bin/python scripts/eval.py                      # the five parts' tables
-    .venv/bin/python scripts/eval.py --misses fresh4      # also list what ask gets wrong on FRESH4
+    .venv/bin/python scripts/eval.py                      # every part's table
+    .venv/bin/python scripts/eval.py --misses fresh5      # also list what ask gets wrong on FRESH5
     .venv/bin/python scripts/eval.py --json > out.json    # every query with its signals
     .venv/bin/python scripts/eval.py --set paraphrase     # the old paraphrase set (regression)
 """
@@ -54,7 +54,7 @@ MODES = {
 
 def heldout_queries() -> list[dict]:
     """DEV and TEST (eval/heldout) and every part of scripts/heldout.py FRESH_PARTS (eval/fresh*; the
-    newest, FRESH4, collected after the ranking was last fitted and read only here)."""
+    newest, FRESH5, merged after the ranking was last fitted and read only here)."""
     from scripts.heldout import FRESH_PARTS, load_reports, split
 
     reports = load_reports()

@@ -13,7 +13,15 @@ sys.path.insert(0, str(ROOT))
 
 import pytest  # noqa: E402
 
-from scripts.heldout import FRESH, FRESH2, FRESH3, FRESH4, load_reports, split  # noqa: E402
+from scripts.heldout import (  # noqa: E402
+    FRESH,
+    FRESH2,
+    FRESH3,
+    FRESH4,
+    FRESH5,
+    load_reports,
+    split,
+)
 
 _THREAD = re.compile(r"github\.com/([\w.-]+)/([\w.-]+)/(?:issues|pull|discussions)/(\d+)", re.I)
 _SHORT = re.compile(r"^([\w.-]+)/([\w.-]+)#(\d+)$")
@@ -60,7 +68,7 @@ def test_no_report_thread_is_a_finding_source():
     sources = _finding_sources()
     reports = [
         *load_reports(),
-        *(r for p in (FRESH, FRESH2, FRESH3, FRESH4) for r in load_reports(p)),
+        *(r for p in (FRESH, FRESH2, FRESH3, FRESH4, FRESH5) for r in load_reports(p)),
     ]
     leaks = [(r["id"], sources[_thread(r["url"])]) for r in reports if _thread(r["url"]) in sources]
     assert not leaks, leaks
@@ -73,14 +81,18 @@ def test_no_report_thread_is_a_finding_source():
         (FRESH2, [None, FRESH]),
         (FRESH3, [None, FRESH, FRESH2]),
         (FRESH4, [None, FRESH, FRESH2, FRESH3]),
+        (FRESH5, [None, FRESH, FRESH2, FRESH3, FRESH4]),
     ],
-    ids=["fresh", "fresh2", "fresh3", "fresh4"],
+    ids=["fresh", "fresh2", "fresh3", "fresh4", "fresh5"],
 )
 def test_a_fresh_part_is_well_formed_and_apart_from_the_earlier_parts(folder, earlier):
     fresh = load_reports(folder)
     shipped = {p.stem for p in (ROOT / "findings").glob("*.md")}
-    assert sum(r["kind"] == "positive" for r in fresh) >= 20
-    assert sum(r["kind"] == "negative" for r in fresh) >= 20
+    # at least the sizes eval/fresh*/README.md state: FRESH5 is smaller (the stored threads that
+    # match a finding and no earlier part had run short: eval/fresh5/README.md)
+    least = (14, 16) if folder == FRESH5 else (20, 20)
+    assert sum(r["kind"] == "positive" for r in fresh) >= least[0]
+    assert sum(r["kind"] == "negative" for r in fresh) >= least[1]
     for r in fresh:
         assert r["text"].strip() and r["url"].startswith("https://"), r["id"]
         assert r.get("checked_by"), r["id"]  # every report went through a second reader
@@ -147,7 +159,7 @@ def test_every_thread_used_is_claimed_once_for_its_role():
         r["id"]
         for r in [
             *load_reports(),
-            *(r for p in (FRESH, FRESH2, FRESH3, FRESH4) for r in load_reports(p)),
+            *(r for p in (FRESH, FRESH2, FRESH3, FRESH4, FRESH5) for r in load_reports(p)),
         ]
         if claims.get(_thread(r["url"]) or r["url"]) != {f"eval-{r['kind']}"}
     ]
