@@ -1,5 +1,6 @@
-"""The quality figures hold: on the parts it was fitted on (TEST and FRESH to FRESH4) `ask` keeps the
-recall@1 the fit gave and answers no more negatives confidently.
+"""The quality figures hold: `ask` on the sealed FRESH5 part keeps the recall@1 it reached at its first
+run and answers no more negatives confidently; on the parts it was fitted on (TEST and FRESH to
+FRESH4) it keeps what the fit gave.
 
 The floor is the figure measured when the ranking was last fitted (README, "Quality"); a change that
 loses right answers on reports nobody tuned on fails here.
@@ -21,9 +22,11 @@ pytestmark = pytest.mark.model
 # findings after `scripts/fit_ranking.py` fitted on DEV, TEST and FRESH to FRESH4 (all read before
 # the fit): TEST recall@1 0.700 (28 of 40), 0 of 29 negatives confident; FRESH 0.667 (14 of 21), 0
 # of 32; FRESH2 0.806 (25 of 31), 0 of 28; FRESH3 0.870 (20 of 23), 0 of 31; FRESH4 0.621 (18 of
-# 29), 0 of 29. Each floor is the figure measured less one report (float differences between
-# embedding runtimes can flip one); nothing else.
+# 29), 0 of 29; and FRESH5, held out, at its first run (commit cf91938): 0.714 (10 of 14), 0 of 17.
+# Each floor is the figure measured less one report (float differences between embedding runtimes
+# can flip one); nothing else.
 FLOORS = {
+    "fresh5": {"recall@1": 9 / 14, "conf-neg": 1 / 17},
     "test": {"recall@1": 27 / 40, "conf-neg": 1 / 29},
     "fresh": {"recall@1": 13 / 21, "conf-neg": 1 / 32},
     "fresh2": {"recall@1": 24 / 31, "conf-neg": 1 / 28},
@@ -44,6 +47,7 @@ def _figures(part: str, index_path):
 @pytest.mark.parametrize("part", sorted(FLOORS))
 def test_the_held_out_parts_keep_their_floors(part, shipped_index_path):
     s = _figures(part, shipped_index_path)
-    assert s["positives"] >= 20 and s["negatives"] >= 20
+    least_pos, least_neg = (14, 17) if part == "fresh5" else (20, 20)  # eval/fresh*/README.md
+    assert s["positives"] >= least_pos and s["negatives"] >= least_neg
     assert s["recall@1"] >= FLOORS[part]["recall@1"] - 1e-9, s
     assert s["conf-neg"] <= FLOORS[part]["conf-neg"] + 1e-9, s
