@@ -267,12 +267,11 @@ def _train_parts() -> tuple[str, ...]:
 def apply_baseline_confidence(results: dict[str, list[dict]]) -> dict[str, float]:
     """A baseline is 'confident' above the highest top score any negative of the ranking's
     training parts got (same run)."""
-    from scripts.fit_ranking import TRAIN_PARTS
-
+    train = _train_parts()
     thresholds = {}
     for mode in ("bm25", "bm25-report", "embedding"):
         dev_neg = [
-            r["top_score"] for r in results[mode] if r["part"] in TRAIN_PARTS and not r["expected"]
+            r["top_score"] for r in results[mode] if r["part"] in train and not r["expected"]
         ]
         t = max(dev_neg) if dev_neg else float("inf")
         thresholds[mode] = t
@@ -416,7 +415,8 @@ def main() -> None:
     for part in parts:
         print_table(part.upper(), tables[part])
     if args.set == "heldout":
-        sealed = [p for p in parts if p not in _train_parts()]
+        train = _train_parts()
+        sealed = [p for p in parts if p not in train]
         for part in sealed:
             print_track(part.upper() + " (held out)", tracks[part])
     if thresholds:
