@@ -573,11 +573,11 @@ class Registry:
         fw = self._fwname(framework)
         canon = self.canonical(name, fw)
         target = self.canonical_value(canon, value, fw)
+        if target in choices:
+            return target
         for alias, to in self._fw.get(fw or "", {}).get("value_aliases", {}).get(canon, {}).items():
             if to == target and alias in choices:
                 return alias
-        if target in choices:
-            return target
         low = {c.lower(): c for c in choices}
         return low.get(value.lower(), value)
 

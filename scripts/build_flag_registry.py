@@ -47,6 +47,7 @@ KEEP = {
         r"^sglang/srt/server_args\.py$",
         r"^sglang/srt/arg_groups/.*\.py$",
         r"^sglang/srt/environ\.py$",
+        r"^sglang/srt/configs/model_config\.py$",  # _STR_DTYPE_TO_TORCH_DTYPE (--dtype names)
     ],
     "vllm": [
         r"^vllm/engine/arg_utils\.py$",
@@ -318,6 +319,29 @@ def _attach_facts(fw: str, block: dict, facts: dict) -> None:
     block["value_aliases"] = facts.get("value_aliases", {})
 
 
+def dtype_aliases(releases: dict, order: list[str]) -> tuple[dict[str, str], list[list[str]]]:
+    """``--dtype`` value aliases from the releases' ``_STR_DTYPE_TO_TORCH_DTYPE`` tables: each string
+    that names the same torch dtype as another maps to the one spelled like the dtype
+    (``half`` -> ``float16``, ``float`` -> ``float32``), and the Python API's ``torch.<dtype>``
+    maps there too. Returns the aliases and the releases whose table they come from."""
+    names: dict[str, str] = {}
+    read: list[str] = []
+    for v in order:
+        table = releases[v].dtype_names
+        if table:
+            read.append(v)
+        for key, dtype in table.items():
+            if names.setdefault(key, dtype) != dtype:
+                raise BuildError(f"--dtype {key}: torch.{names[key]} before, torch.{dtype} in {v}")
+    canon = {
+        dtype: dtype if dtype in names else min(k for k, d in names.items() if d == dtype)
+        for dtype in set(names.values())
+    }
+    out = {key: canon[dtype] for key, dtype in names.items() if key != canon[dtype]}
+    out.update({f"torch.{dtype}": c for dtype, c in canon.items()})
+    return dict(sorted(out.items())), ranges(read, order)
+
+
 def build(facts: dict, extracts: dict[str, dict[str, Path]]) -> dict:
     """The registry from the facts and, per framework, ``{version: extracted folder}``."""
     frameworks: dict[str, dict] = {}
@@ -355,6 +379,14 @@ def build(facts: dict, extracts: dict[str, dict[str, Path]]) -> dict:
         block["env_read_from"] = env["read_from"]  # releases that have an environment table
         block["env"] = env["vars"]
         _attach_facts(fw, block, ff)
+        aliases, read = dtype_aliases(releases, order)
+        if aliases:
+            if "--dtype" in block["value_aliases"]:
+                raise BuildError(f"data/flag_facts.json: {fw} value_aliases: --dtype is generated")
+            block["value_aliases"] = {**block["value_aliases"], "--dtype": aliases}
+            block["value_aliases_read_from"] = {
+                "--dtype": {"table": "_STR_DTYPE_TO_TORCH_DTYPE", "versions": read}
+            }
         for k in ("env_prefixes", "env_prefix_aliases", "packages", "images"):
             block[k] = ff[k]
         frameworks[fw] = block
@@ -381,7 +413,9 @@ def build(facts: dict, extracts: dict[str, dict[str, Path]]) -> dict:
             "'choices' per release run, and 'spellings': every option string with the releases "
             "that accept it, 'canonical' runs (where it is the primary name), 'alias_of', "
             "'deprecated' runs, 'use_instead' and 'removed_in'; 'env' per release; "
-            "'unregistered' spellings people write that no release accepts; 'equivalents' across "
+            "'unregistered' spellings people write that no release accepts; 'value_aliases' (two "
+            "values of one flag that mean the same; those of --dtype read from the releases' "
+            "_STR_DTYPE_TO_TORCH_DTYPE, see 'value_aliases_read_from'); 'equivalents' across "
             "frameworks (approximate ones carry a caveat)."
         ),
         "_provenance": {

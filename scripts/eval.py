@@ -159,6 +159,31 @@ def proposal_keys(proposal) -> set[tuple[str, str | None]]:
     return out
 
 
+def fix_hit(
+    want: set[tuple[str, str | None]], have: set[tuple[str, str | None]], framework: str | None
+) -> bool:
+    """Whether the proposal makes one of the report's confirmed changes: the same knob with the
+    same value, or, for a flag, a value the flag registry takes for the same one (``--dtype
+    half`` and ``dtype=torch.float16``, from the releases' ``_STR_DTYPE_TO_TORCH_DTYPE``)."""
+    from agent.registry import load_registry
+
+    reg = load_registry()
+    for knob, value in want:
+        for other, other_value in have:
+            if knob != other:
+                continue
+            if value == other_value:
+                return True
+            if (
+                knob.startswith("--")
+                and value
+                and other_value
+                and reg.same_value(knob, value, other_value, framework)
+            ):
+                return True
+    return False
+
+
 # --- running ---------------------------------------------------------------------------------
 
 
@@ -235,7 +260,7 @@ def run(
             }
             if want_fix and a.proposals and expected:
                 have = proposal_keys(a.proposals[0])
-                row["fix_hit1"] = bool(want_fix & have)
+                row["fix_hit1"] = fix_hit(want_fix, have, full_ctx.framework)
                 row["knob_hit1"] = bool({k for k, _ in want_fix} & {k for k, _ in have})
             if detail:
                 row["verdict"] = a.verdict

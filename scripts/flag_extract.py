@@ -60,6 +60,9 @@ class Release:
     regs: list[Reg] = field(default_factory=list)
     env: list[str] = field(default_factory=list)
     allow_abbrev: bool = True
+    # the ``--dtype`` strings and the torch dtype each names (``{"half": "float16", ...}``), from
+    # the release's module-level ``_STR_DTYPE_TO_TORCH_DTYPE`` table; empty where it has none
+    dtype_names: dict[str, str] = field(default_factory=dict)
 
 
 # --- the name table of one release ---------------------------------------------------------
@@ -232,6 +235,33 @@ def parse_files(root: Path, rels: list[str]) -> dict[str, ast.Module]:
             out[rel] = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         except (OSError, SyntaxError, ValueError):
             continue
+    return out
+
+
+def dtype_names(files: dict[str, ast.Module]) -> dict[str, str]:
+    """``{"half": "float16", "float": "float32", ...}`` from a module-level
+    ``_STR_DTYPE_TO_TORCH_DTYPE = {"half": torch.float16, ...}`` in any of ``files``."""
+    out: dict[str, str] = {}
+    for tree in files.values():
+        for node in tree.body:
+            if not (
+                isinstance(node, (ast.Assign, ast.AnnAssign))
+                and isinstance(node.value, ast.Dict)
+                and any(
+                    isinstance(t, ast.Name) and t.id == "_STR_DTYPE_TO_TORCH_DTYPE"
+                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                )
+            ):
+                continue
+            for k, v in zip(node.value.keys, node.value.values, strict=True):
+                if (
+                    isinstance(k, ast.Constant)
+                    and isinstance(k.value, str)
+                    and isinstance(v, ast.Attribute)
+                    and isinstance(v.value, ast.Name)
+                    and v.value.id == "torch"
+                ):
+                    out[k.value] = v.attr
     return out
 
 
@@ -414,6 +444,7 @@ def extract_sglang(root: Path) -> Release:
     files = parse_files(root, rels)
     tab = Names(files)
     rel = Release()
+    rel.dtype_names = dtype_names(parse_files(root, ["sglang/srt/configs/model_config.py"]))
     field_files = {r for r in files if r.endswith("server_args.py") or "/arg_groups/fields/" in r}
     for path, tree in files.items():
         for node in ast.walk(tree):
@@ -589,6 +620,7 @@ def extract_vllm(root: Path) -> Release:
     files = parse_files(root, rels)
     tab = Names(files)
     rel = Release()
+    rel.dtype_names = dtype_names(files)
     arg_files = [
         r for r in files if r.endswith(("engine/arg_utils.py", "/cli_args.py", "cli/serve.py"))
     ]

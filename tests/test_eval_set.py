@@ -35,3 +35,19 @@ def test_the_paraphrase_regression_set_keeps_its_negatives_and_seeds():
     queries = _queries()
     assert sum(q["kind"] == "negative" for q in queries) >= 10
     assert sum(q["kind"] == "seed" for q in queries) == 3
+
+
+def test_a_fix_hit_compares_values_as_the_flag_registry_does():
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from scripts.eval import fix_hit, fix_keys
+
+    want = fix_keys({"add": ["dtype=torch.float16"]}, "vllm")  # a Python-API report
+    assert want == {("--dtype", "torch.float16")}
+    assert fix_hit(want, {("--dtype", "half")}, "vllm")  # the finding's `--dtype half`
+    assert not fix_hit(want, {("--dtype", "bfloat16")}, "vllm")
+    assert not fix_hit(want, {("--max-model-len", "half")}, "vllm")  # another knob
+    # a pin is compared as written: one release against another is no hit
+    assert not fix_hit({("vllm", "0.6.2")}, {("vllm", "0.6.3")}, "vllm")
+    assert fix_hit({("vllm", "0.6.2")}, {("vllm", "0.6.2")}, "vllm")

@@ -103,6 +103,62 @@ def test_what_the_generator_reads_from_the_extract() -> None:
     assert data["_provenance"]["vllm"][1]["sha256"].startswith("12b3d0a3")
 
 
+def test_dtype_names_come_from_each_releases_table() -> None:
+    # _STR_DTYPE_TO_TORCH_DTYPE in vllm/config/model.py and sglang/srt/configs/model_config.py:
+    # strings that name one torch dtype are one value, and so is the Python API's torch.<dtype>
+    data = json.loads((FIXTURES / "expected.json").read_text(encoding="utf-8"))
+    for fw, version in (("vllm", "0.13.0"), ("sglang", "0.5.23")):
+        block = data["frameworks"][fw]
+        assert block["value_aliases"]["--dtype"] == {
+            "float": "float32",
+            "half": "float16",
+            "torch.bfloat16": "bfloat16",
+            "torch.float16": "float16",
+            "torch.float32": "float32",
+        }
+        assert block["value_aliases_read_from"]["--dtype"] == {
+            "table": "_STR_DTYPE_TO_TORCH_DTYPE",
+            "versions": [[version, version]],
+        }
+    # a release without the table contributes nothing (vllm 0.10.2's extract has none)
+    assert data["frameworks"]["vllm"]["value_aliases_read_from"]["--dtype"]["versions"] == [
+        ["0.13.0", "0.13.0"]
+    ]
+
+
+def test_a_table_that_names_one_string_two_dtypes_stops_the_build() -> None:
+    builder = _builder()
+    from flag_extract import Release
+
+    releases = {
+        "0.1.0": Release(dtype_names={"half": "float16"}),
+        "0.2.0": Release(dtype_names={"half": "bfloat16"}),
+    }
+    with pytest.raises(builder.BuildError, match="--dtype half: torch.float16 before"):
+        builder.dtype_aliases(releases, ["0.1.0", "0.2.0"])
+
+
+@pytest.mark.parametrize("fw", ["vllm", "sglang"])
+def test_half_float16_and_torch_float16_are_one_dtype(reg, fw) -> None:
+    assert reg.same_value("--dtype", "half", "float16", fw)
+    assert reg.same_value("--dtype", "torch.float16", "half", fw)
+    assert reg.same_value("--dtype", "float", "float32", fw)
+    assert not reg.same_value("--dtype", "float", "float16", fw)
+    assert not reg.same_value("--dtype", "bfloat16", "half", fw)
+    # the spelling a release offers: the dtype's own name where the release lists it
+    assert reg.value_in("--dtype", "torch.float16", fw, reg.versions(fw)[-1]) == "float16"
+
+
+def test_a_command_with_float16_already_has_a_dtype_half_fix() -> None:
+    fix = Fix(
+        add=("--dtype half",)
+    )  # findings/vllm-946-v100-bfloat16-compute-capability-dtype-half
+    same = parse_command("vllm serve m --dtype float16")
+    assert diff(same, fix, finding_framework="vllm") == ()
+    other = parse_command("vllm serve m --dtype bfloat16")
+    assert [c.text for c in diff(other, fix, finding_framework="vllm")] == ["--dtype half"]
+
+
 def test_offline_without_an_extract_is_one_clear_error(tmp_path, capsys) -> None:
     facts = json.loads((FIXTURES / "facts.json").read_text(encoding="utf-8"))
     facts["releases"]["sglang"].append("0.5.99")
