@@ -396,6 +396,8 @@ def build(facts: dict, extracts: dict[str, dict[str, Path]]) -> dict:
         "allow_abbrev": trt["allow_abbrev"],
         "versions": [],
         "hand_kept": trt["why_not_generated"],
+        # where the second spellings of some options (--config, --tensor_parallel_size) were read
+        **({"aliases_source": trt["aliases_source"]} if "aliases_source" in trt else {}),
         "flags": trt["flags"],
         "config": {k: {"doc": v} for k, v in trt["config"].items()},
         "unregistered": {},

@@ -689,3 +689,22 @@ def test_lint_does_not_check_a_development_build(tmp_path, monkeypatch) -> None:
         "+g487ecf187 (main, 2026-08-25) is not a release number: flags not checked against a "
         "release" in result.stderr
     )
+
+
+def test_trtllm_config_is_the_extra_llm_api_options_flag() -> None:
+    # tensorrt_llm/commands/serve.py declares one option '--config', '--extra_llm_api_options'
+    # (data/flag_facts.json aliases_source): a finding's YAML change replaces the user's --config
+    # in place instead of adding a second YAML option beside it
+    fix = Fix(add=("--extra_llm_api_options deepseek-r1-deepgemm.yaml",))
+    cmd = parse_command("trtllm-serve m --config throughput.yaml --tensor_parallel_size 8")
+    changes = diff(cmd, fix, finding_framework="tensorrt-llm")
+    assert apply_changes(cmd, changes) == (
+        "trtllm-serve m --config deepseek-r1-deepgemm.yaml --tensor_parallel_size 8"
+    )
+    same = parse_command("trtllm-serve m --config deepseek-r1-deepgemm.yaml")
+    assert diff(same, fix, finding_framework="tensorrt-llm") == ()
+    reg = load_registry()
+    assert reg.canonical("--tensor_parallel_size", "tensorrt-llm") == "--tp_size"
+    assert reg.canonical("--free_gpu_memory_fraction", "tensorrt-llm") == (
+        "--kv_cache_free_gpu_memory_fraction"
+    )
