@@ -401,7 +401,7 @@ def build(facts: dict, extracts: dict[str, dict[str, Path]]) -> dict:
         "flags": trt["flags"],
         "config": {k: {"doc": v} for k, v in trt["config"].items()},
         "unregistered": {},
-        "value_aliases": {},
+        "value_aliases": trt.get("value_aliases", {}),
         "env_read_from": [],
         "env": {},
         **{k: trt[k] for k in ("env_prefixes", "env_prefix_aliases", "packages", "images")},

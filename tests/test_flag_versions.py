@@ -708,3 +708,6 @@ def test_trtllm_config_is_the_extra_llm_api_options_flag() -> None:
     assert reg.canonical("--free_gpu_memory_fraction", "tensorrt-llm") == (
         "--kv_cache_free_gpu_memory_fraction"
     )
+    # the --backend choice type takes trt for tensorrt
+    assert reg.same_value("--backend", "trt", "tensorrt", "tensorrt-llm")
+    assert not reg.same_value("--backend", "trt", "pytorch", "tensorrt-llm")
