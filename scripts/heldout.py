@@ -30,6 +30,9 @@ FRESH4 = ROOT / "eval" / "fresh4"
 # collected 2026-12-02 after the third refit, merged after the fourth; a training part since its
 # first run
 FRESH5 = ROOT / "eval" / "fresh5"
+# collected 2026-12-02 after the fourth refit, merged after the fifth; sealed: read by
+# scripts/eval.py only, never by a fitting script
+FRESH6 = ROOT / "eval" / "fresh6"
 # the parts that are folders of their own, by the name scripts/eval.py gives them, oldest first
 FRESH_PARTS = {
     "fresh": FRESH,
@@ -37,6 +40,7 @@ FRESH_PARTS = {
     "fresh3": FRESH3,
     "fresh4": FRESH4,
     "fresh5": FRESH5,
+    "fresh6": FRESH6,
 }
 PARTS = ("dev", "test", *FRESH_PARTS)  # every part, in the order tables are printed
 SEED = "deploykb-heldout-2026-12-01"
