@@ -285,20 +285,22 @@ def select(entries: list[dict]) -> tuple[str, list[dict]]:
     return chosen["features"], rows
 
 
-def confidence_cv(entries: list[dict], best_l2: float, l2c: float) -> tuple[float, float]:
+def confidence_cv(entries: list[dict], best_l2: float, l2c: float) -> tuple[float, float, list]:
     """Mean over three fold assignments (one negative sets the threshold: a single assignment is
     noisy) of the share of out-of-fold right answers above every out-of-fold negative, under a
-    confidence model fitted with ``l2c``; and the highest out-of-fold negative."""
-    shares, negs = [], []
+    confidence model fitted with ``l2c``; the highest out-of-fold negative; and the out-of-fold
+    rows of the first assignment ('fold:'), which the track record reads."""
+    shares, negs, first = [], [], []
     for salt in ("fold:", "a", "b"):
         _, oof_c = cross_validate(entries, best_l2, salt, l2_conf=l2c)
+        first = first or oof_c
         neg = [p for e, _, p in oof_c if not e["positive"]]
         top_neg = max(neg) if neg else 0.5
         at = min(0.99, top_neg + MARGIN)
         right_p = [p for e, ys, p in oof_c if e["positive"] and ys[:1] == [1]]
         shares.append(sum(p >= at for p in right_p) / max(1, len(right_p)))
         negs.append(top_neg)
-    return sum(shares) / len(shares), max(negs)
+    return sum(shares) / len(shares), max(negs), first
 
 
 def choose_confidence(entries: list[dict], best_l2: float, weights, none_logit):
@@ -309,7 +311,7 @@ def choose_confidence(entries: list[dict], best_l2: float, weights, none_logit):
     conf_cv = {
         l2c: confidence_cv(entries, best_l2, l2c) for l2c in sorted({best_l2, *CONF_L2_GRID})
     }
-    for l2c, (share, top_neg) in conf_cv.items():
+    for l2c, (share, top_neg, _) in conf_cv.items():
         print(
             f"confidence l2 {l2c:<5} out-of-fold right answers above every training negative "
             f"(highest {top_neg:.3f}): {share:.3f}"
@@ -318,8 +320,8 @@ def choose_confidence(entries: list[dict], best_l2: float, weights, none_logit):
     # fold assignments); ties go to the ranking's own L2 (one model), then to the weaker shrinkage,
     # whose probabilities stay further from "none" on short inputs such as the seed stories
     right = sum(1 for e in entries if e["positive"])
-    best_share = max(share for share, _ in conf_cv.values())
-    tied = [v for v, (share, _) in conf_cv.items() if share >= best_share - 1 / max(1, right)]
+    best_share = max(share for share, _, _ in conf_cv.values())
+    tied = [v for v, (share, _, _) in conf_cv.items() if share >= best_share - 1 / max(1, right)]
     conf_l2 = best_l2 if best_l2 in tied else min(tied)
     conf_weights, conf_none = _fit(entries, conf_l2)
     # and above every training negative under the model fitted on all of them (what `ask` ships)
@@ -334,11 +336,15 @@ def choose_confidence(entries: list[dict], best_l2: float, weights, none_logit):
     return conf_l2, conf_cv, conf_weights, conf_none, max(conf_cv[conf_l2][1], fitted_neg)
 
 
-def track_record(entries: list[dict], best_l2: float, conf_l2: float) -> list[dict]:
+def track_record(
+    entries: list[dict], best_l2: float, conf_l2: float, oof: list | None = None
+) -> list[dict]:
     """Per probability band (``BANDS``), how many training reports' out-of-fold top answers got a
     probability in it under the confidence model, as `ask` computes it, and how many of those were
-    an expected finding (a negative's top answer never is). One fold assignment ('fold:')."""
-    _, oof = cross_validate(entries, best_l2, "fold:", l2_conf=conf_l2)
+    an expected finding (a negative's top answer never is). One fold assignment ('fold:'): ``oof``
+    when the caller has those rows already (``confidence_cv``), else computed here."""
+    if oof is None:
+        _, oof = cross_validate(entries, best_l2, "fold:", l2_conf=conf_l2)
     edges = (0.0, *BANDS, 1.0)
     bands = []
     for low, high in zip(edges, edges[1:], strict=False):
@@ -438,7 +444,7 @@ def main() -> int:
     )
     conf_right = conf_cv[conf_l2][0]
     confident_at = min(0.99, max_neg + MARGIN)
-    bands = track_record(entries, best_l2, conf_l2)
+    bands = track_record(entries, best_l2, conf_l2, conf_cv[conf_l2][2])
     for b in bands:
         print(f"track record {b['from']:.1f}-{b['to']:.1f}: {b['right']} right of {b['reports']}")
 
