@@ -33,6 +33,9 @@ FRESH5 = ROOT / "eval" / "fresh5"
 # collected 2026-12-02 after the fourth refit, merged after the fifth; a training part since its
 # first run
 FRESH6 = ROOT / "eval" / "fresh6"
+# collected 2026-12-02 after the sixth refit; sealed: read by scripts/eval.py only, never by a
+# fitting script
+FRESH7 = ROOT / "eval" / "fresh7"
 # the parts that are folders of their own, by the name scripts/eval.py gives them, oldest first
 FRESH_PARTS = {
     "fresh": FRESH,
@@ -41,6 +44,7 @@ FRESH_PARTS = {
     "fresh4": FRESH4,
     "fresh5": FRESH5,
     "fresh6": FRESH6,
+    "fresh7": FRESH7,
 }
 PARTS = ("dev", "test", *FRESH_PARTS)  # every part, in the order tables are printed
 SEED = "deploykb-heldout-2026-12-01"

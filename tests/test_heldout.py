@@ -20,6 +20,7 @@ from scripts.heldout import (  # noqa: E402
     FRESH4,
     FRESH5,
     FRESH6,
+    FRESH7,
     load_reports,
     split,
 )
@@ -69,7 +70,11 @@ def test_no_report_thread_is_a_finding_source():
     sources = _finding_sources()
     reports = [
         *load_reports(),
-        *(r for p in (FRESH, FRESH2, FRESH3, FRESH4, FRESH5, FRESH6) for r in load_reports(p)),
+        *(
+            r
+            for p in (FRESH, FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7)
+            for r in load_reports(p)
+        ),
     ]
     leaks = [(r["id"], sources[_thread(r["url"])]) for r in reports if _thread(r["url"]) in sources]
     assert not leaks, leaks
@@ -84,15 +89,16 @@ def test_no_report_thread_is_a_finding_source():
         (FRESH4, [None, FRESH, FRESH2, FRESH3]),
         (FRESH5, [None, FRESH, FRESH2, FRESH3, FRESH4]),
         (FRESH6, [None, FRESH, FRESH2, FRESH3, FRESH4, FRESH5]),
+        (FRESH7, [None, FRESH, FRESH2, FRESH3, FRESH4, FRESH5, FRESH6]),
     ],
-    ids=["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6"],
+    ids=["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7"],
 )
 def test_a_fresh_part_is_well_formed_and_apart_from_the_earlier_parts(folder, earlier):
     fresh = load_reports(folder)
     shipped = {p.stem for p in (ROOT / "findings").glob("*.md")}
-    # at least the sizes eval/fresh*/README.md state: FRESH5 and FRESH6 are smaller (the stored
+    # at least the sizes eval/fresh*/README.md state: FRESH5 to FRESH7 are smaller (the stored
     # threads that match a finding and no earlier part had run short: eval/fresh5/README.md)
-    least = {FRESH5: (14, 16), FRESH6: (13, 20)}.get(folder, (20, 20))
+    least = {FRESH5: (14, 16), FRESH6: (13, 20), FRESH7: (10, 18)}.get(folder, (20, 20))
     assert sum(r["kind"] == "positive" for r in fresh) >= least[0]
     assert sum(r["kind"] == "negative" for r in fresh) >= least[1]
     for r in fresh:
@@ -161,7 +167,11 @@ def test_every_thread_used_is_claimed_once_for_its_role():
         r["id"]
         for r in [
             *load_reports(),
-            *(r for p in (FRESH, FRESH2, FRESH3, FRESH4, FRESH5, FRESH6) for r in load_reports(p)),
+            *(
+                r
+                for p in (FRESH, FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7)
+                for r in load_reports(p)
+            ),
         ]
         if claims.get(_thread(r["url"]) or r["url"]) != {f"eval-{r['kind']}"}
     ]
