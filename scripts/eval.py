@@ -3,11 +3,10 @@
 
 The evaluation holds reports written by other people than the findings' sources, in parts: DEV and
 TEST (eval/heldout/, split by finding) and FRESH to FRESH7 (eval/fresh*/, each collected after a fit
-and scored once; all but the newest have joined the training data since). The ranking is fitted on the parts already
-read (scripts/fit_ranking.py TRAIN_PARTS); a part of scripts/heldout.py FRESH_PARTS that is not
-among them is the sealed part, read by this script only, and gives the held-out figure. One run
-scores, on the same fresh index of the shipped
-findings:
+and scored once; all but the newest have joined the training data since). The ranking is fitted on
+the parts already read (scripts/fit_ranking.py TRAIN_PARTS); a part of scripts/heldout.py
+FRESH_PARTS that is not among them is the sealed part, read by this script only, and gives the
+held-out figure. One run scores, on the same fresh index of the shipped findings:
 
   ask         the fitted ranking (error lines + BM25 + embeddings + components + context)
   bm25        FTS5 BM25 alone over the same findings, queried with the report's triaged lines
