@@ -47,6 +47,12 @@ FEATURES = (
 )
 
 
+def in_band(probability: float, low: float, high: float) -> bool:
+    """Whether ``probability`` falls in the track-record band [low, high); the last band (up to 1)
+    also holds 1 itself. The fit counts reports into bands and ``ask`` reads them by this one rule."""
+    return low <= probability < high or (high >= 1.0 and probability >= high)
+
+
 @dataclass(frozen=True)
 class Ranker:
     weights: tuple[float, ...]  # one per FEATURES entry
@@ -70,7 +76,7 @@ class Ranker:
         from kb.records import TrackRecord
 
         for low, high, right, reports in self.track_record:
-            if low <= probability < high or (high >= 1.0 and probability >= high):
+            if in_band(probability, low, high):
                 return TrackRecord(low, high, right, reports)
         return None
 

@@ -343,12 +343,14 @@ def track_record(
     probability in it under the confidence model, as `ask` computes it, and how many of those were
     an expected finding (a negative's top answer never is). One fold assignment ('fold:'): ``oof``
     when the caller has those rows already (``confidence_cv``), else computed here."""
+    from agent.rank import in_band
+
     if oof is None:
         _, oof = cross_validate(entries, best_l2, "fold:", l2_conf=conf_l2)
     edges = (0.0, *BANDS, 1.0)
     bands = []
     for low, high in zip(edges, edges[1:], strict=False):
-        inside = [(e, ys) for e, ys, p in oof if low <= p < high or (high == 1.0 and p >= 1.0)]
+        inside = [(e, ys) for e, ys, p in oof if in_band(p, low, high)]
         right = sum(1 for e, ys in inside if e["positive"] and ys[:1] == [1])
         bands.append({"from": low, "to": high, "reports": len(inside), "right": right})
     return bands
