@@ -4,7 +4,8 @@ Three retrievers propose findings: error-signature overlap (the user's salient l
 finding's recorded symptom lines, volatile tokens masked, words weighted by how informative they are),
 BM25 over the FTS5 index, and cosine similarity of embeddings. ``agent.search`` turns each candidate
 into features (these functions) and ``agent.rank`` scores them with the model fitted on the
-evaluation's training parts (DEV, TEST, FRESH; FRESH2 is held out). Whether the best match is presented as *the* answer is decided by the fitted probability
+evaluation's training parts (``scripts/fit_ranking.py`` ``TRAIN_PARTS``; the sealed part is never
+read). Whether the best match is presented as *the* answer is decided by the fitted probability
 and by absolute evidence: a line of framework boilerplate never makes an answer confident by itself.
 """
 

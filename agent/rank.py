@@ -8,10 +8,10 @@ whether it is a working deployment, whether the symptom classes agree, and how i
 context agrees, counted in proportion to the symptoms' agreement. A conditional-logit model (a
 softmax over the query's candidates plus a "none of them" option) fitted on the evaluation's
 training parts (``scripts/fit_ranking.py`` ``TRAIN_PARTS``; the sealed part is never read) scores
-them; a feature outside the fitted set (``_provenance.features``) has weight 0: the candidates are ranked by ``w . x``, and the top one's
-probability against the others and against "none" is its confidence. The weights, the logit of
-"none", the confidence threshold and the boilerplate cut-off live in ``data/ranking.json`` with the
-data, date and command that produced them. Nothing here is tuned by hand.
+them; a feature outside the fitted set (``_provenance.features``) has weight 0: the candidates are
+ranked by ``w . x``, and the top one's probability against the others and against "none" is its
+confidence. The weights, the logit of "none", the confidence threshold and the boilerplate cut-off
+live in ``data/ranking.json`` with the data, date and command that produced them. Nothing here is tuned by hand.
 """
 
 from __future__ import annotations
