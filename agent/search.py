@@ -530,14 +530,13 @@ class Searcher:
             from agent.context import quantization_similarity, sm_similarity, trait_similarity
 
             context_funcs = (trait_similarity, sm_similarity, quantization_similarity)
-        found = self.get(sorted(pool))
+        ids = sorted(pool)
+        found = self.get(ids)
         self.component_weights()
         if self._has_keys():
-            self._read_components(sorted(pool))
+            self._read_components(ids)
         scoring = self._scoring(q, found, ctx, context_funcs, self.hubs_of(sorted(found)))
-        return [
-            self._candidate(fid, found[fid], scoring) for fid in sorted(pool) if fid in found
-        ], info
+        return [self._candidate(fid, found[fid], scoring) for fid in ids if fid in found], info
 
     def _retrieve(
         self, text: str, triage: Triage, ctx: QueryContext, use: Sequence[str]
