@@ -35,6 +35,9 @@ FRESH5 = ROOT / "eval" / "fresh5"
 FRESH6 = ROOT / "eval" / "fresh6"
 # collected 2026-12-02 after the sixth refit; a training part since its first run
 FRESH7 = ROOT / "eval" / "fresh7"
+# collected 2026-12-02 while the seventh refit was made, merged after it; sealed: read by
+# scripts/eval.py only, never by a fitting script
+FRESH8 = ROOT / "eval" / "fresh8"
 # the parts that are folders of their own, by the name scripts/eval.py gives them, oldest first
 FRESH_PARTS = {
     "fresh": FRESH,
@@ -44,6 +47,7 @@ FRESH_PARTS = {
     "fresh5": FRESH5,
     "fresh6": FRESH6,
     "fresh7": FRESH7,
+    "fresh8": FRESH8,
 }
 PARTS = ("dev", "test", *FRESH_PARTS)  # every part, in the order tables are printed
 SEED = "deploykb-heldout-2026-12-01"
