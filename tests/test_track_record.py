@@ -113,3 +113,31 @@ def test_the_evaluation_compares_the_record_with_a_part():
         "right": 1,
         "reports": 2,
     }
+
+
+def _two_candidates(i: int, positive: bool, right_x: float, other_x: float, line: float) -> dict:
+    """A report with two candidates on one feature; for a positive the first is the answer."""
+    return {
+        "id": f"r{i}",
+        "group": f"g{i}" if positive else f"neg:r{i}",
+        "positive": positive,
+        "cands": [
+            {"fid": "a", "x": [right_x], "y": int(positive), "line": line, "info": 1.0},
+            {"fid": "b", "x": [other_x], "y": 0, "line": 0.0, "info": 0.0},
+        ],
+    }
+
+
+def test_the_confidence_bound_counts_right_answers_no_negative_matches():
+    from scripts.fit_ranking import confidence_bound
+
+    # positives whose answer stands far out, and negatives whose top candidate stands out less
+    right = [_two_candidates(i, True, 3.0 + 0.1 * i, 0.0, 0.9) for i in range(10)]
+    weak = [_two_candidates(100 + i, False, 0.5, 0.4, 0.1) for i in range(10)]
+    bound = confidence_bound(right + weak, 1.0, 1.0)
+    assert bound["negatives"] == 10
+    assert bound["separable"] == bound["right_answers"] > 0
+    # one negative that looks like the strongest answer on every count leaves nothing separable
+    strong = _two_candidates(200, False, 9.0, 0.0, 1.0)
+    bound = confidence_bound(right + weak + [strong], 1.0, 1.0)
+    assert bound["separable"] == 0 and bound["share"] == 0.0
