@@ -38,6 +38,9 @@ FRESH7 = ROOT / "eval" / "fresh7"
 # collected 2026-12-02 while the seventh refit was made, merged after it; a training part since
 # its first run
 FRESH8 = ROOT / "eval" / "fresh8"
+# collected 2026-12-02 while the eighth refit was made, merged after it; sealed: read by
+# scripts/eval.py only, never by a fitting script
+FRESH9 = ROOT / "eval" / "fresh9"
 # the parts that are folders of their own, by the name scripts/eval.py gives them, oldest first
 FRESH_PARTS = {
     "fresh": FRESH,
@@ -48,6 +51,7 @@ FRESH_PARTS = {
     "fresh6": FRESH6,
     "fresh7": FRESH7,
     "fresh8": FRESH8,
+    "fresh9": FRESH9,
 }
 PARTS = ("dev", "test", *FRESH_PARTS)  # every part, in the order tables are printed
 SEED = "deploykb-heldout-2026-12-01"
