@@ -71,8 +71,10 @@ class Precedents:
         if mode == "embedding":
             self.vectors = _report_vectors(queries)
         else:
-            self.words = _report_words(queries, "lines" if mode == "lines" else "plain")
             self.query_words = _report_words(queries, "plain")
+            # a report is searched with all its words; its precedents are indexed by them too, or
+            # by their triaged lines only
+            self.words = _report_words(queries, "lines") if mode == "lines" else self.query_words
 
     def feature(self, qid: str, pool: list[str]) -> dict[str, float]:
         from agent import match as M
@@ -142,12 +144,13 @@ def main() -> int:
         for label, (tr, sc) in variants.items():
             w, b = fr._fit(tr, args.l2)
             ranked = [fr._ranked(e, w, b) for e in sc if e["positive"]]
-            hits = [sum(ys[:1]) > 0 for ys in ranked], [any(ys[:3]) for ys in ranked]
+            first = sum(any(ys[:1]) for ys in ranked)
+            top3 = sum(any(ys[:3]) for ys in ranked)
             t = totals.setdefault(label, [0, 0, 0])
-            t[0] += sum(hits[0])
-            t[1] += sum(hits[1])
+            t[0] += first
+            t[1] += top3
             t[2] += len(ranked)
-            line.append(f"{label}: {sum(hits[0])}/{len(ranked)} first, {sum(hits[1])} in top 3")
+            line.append(f"{label}: {first}/{len(ranked)} first, {top3} in top 3")
         print("   ".join(line))
     for label, (h1, h3, n) in totals.items():
         print(
