@@ -8,7 +8,7 @@ and taken into test in that order until test holds at least ``TEST_SHARE`` of th
 separately, of the negatives); the rest is dev.
 
 The line statistics and the ranking weights and thresholds are fitted on the parts already read
-(``scripts/fit_ranking.py`` ``TRAIN_PARTS``: dev, test and FRESH to FRESH8). A sealed part is read
+(``scripts/fit_ranking.py`` ``TRAIN_PARTS``: dev, test and FRESH to FRESH9). A sealed part is read
 by ``scripts/eval.py`` only, never by a fitting script.
 """
 
@@ -38,8 +38,8 @@ FRESH7 = ROOT / "eval" / "fresh7"
 # collected 2026-12-02 while the seventh refit was made, merged after it; a training part since
 # its first run
 FRESH8 = ROOT / "eval" / "fresh8"
-# collected 2026-12-02 while the eighth refit was made, merged after it; sealed: read by
-# scripts/eval.py only, never by a fitting script
+# collected 2026-12-02 while the eighth refit was made, merged after it; a training part since
+# its first run
 FRESH9 = ROOT / "eval" / "fresh9"
 # the parts that are folders of their own, by the name scripts/eval.py gives them, oldest first
 FRESH_PARTS = {

@@ -736,3 +736,45 @@ def test_plain_text_drops_log_wrapping_but_keeps_what_names_the_code():
         "Scheduler hit an exception: Traceback (most recent call last):",
         "DeepGEMM failed",
     ]
+
+
+def test_an_nccl_shared_memory_failure_keeps_the_line_that_names_dev_shm():
+    """torch's 'unhandled system error' says only that a system call failed; NCCL's own lines say
+    which one (its shared-memory segment under /dev/shm) and name the component."""
+    from agent.components import from_text
+
+    lines = [
+        "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/"
+        "NCCLUtils.cpp:77, unhandled system error (run with NCCL_DEBUG=INFO for details), "
+        "NCCL version 2.26.2\n",
+        "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or "
+        "device error.\n",
+        "Last error:\n",
+        "Error while creating shared memory segment /dev/shm/nccl-Ab12Cd (size 9637888)\n",
+    ]
+    texts = [ln.text for ln in triage(lines).lines]
+    assert any(t.startswith("Error while creating shared memory segment /dev/shm/") for t in texts)
+    assert any(t.startswith("ncclSystemError:") for t in texts)
+    assert {"nccl", "nccl-shm"} <= from_text("\n".join(texts))
+    # the plain NCCL error alone does not name the shared-memory transport
+    assert "nccl-shm" not in from_text(lines[0])
+
+
+def test_a_cudacheck_failure_line_is_an_error_and_names_its_kernel_file():
+    """The CUDACHECK macros print 'Failed: <file>:<line> '<CUDA error>'' and exit: no 'Error' word,
+    no traceback, yet it is the line that says what failed."""
+    from agent.components import from_text
+
+    lines = [
+        "INFO 05-01 10:00:00 [worker.py:12] Capturing CUDA graph shapes: 100%| 35/35\n",
+        "worker: VLLM: Failed: /build/csrc/custom_all_reduce.cuh:412 'invalid argument'\n",
+        "Failed: Cuda error all_reduce.cu:88 'peer access is not supported between these two "
+        "devices'\n",
+    ]
+    t = triage(lines)
+    assert len(t.lines) == 2
+    (ar,) = [ln for ln in t.lines if "custom_all_reduce.cuh:412 'invalid argument'" in ln.text]
+    assert ar.reason == "error"
+    assert "custom-allreduce" in from_text(ar.text)
+    # a sentence that merely starts with the word is not such a line
+    assert triage(["Failed: to start the server, see below\n"]).lines == ()
