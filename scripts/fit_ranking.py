@@ -8,9 +8,8 @@ and FRESH and measured on FRESH2, collected afterwards; once FRESH2's first run 
 joined the training parts too (150 positives), and the figure reported is that of FRESH3
 (eval/fresh3), collected after that fit. FRESH3's first run was read on 2026-12-02 and it joined the
 training parts in turn (173 positives), then FRESH4's (202 positives), FRESH5's (216
-positives), FRESH6's (229 positives), FRESH7's (239 positives) FRESH8's (251 positives) and FRESH9's (266 positives); the next
-sealed part is
-collected after this fit and is read by scripts/eval.py only. For every training report
+positives), FRESH6's (229 positives), FRESH7's (239 positives), FRESH8's (251 positives) and
+FRESH9's (266 positives); the next sealed part is collected after this fit and is read by scripts/eval.py only. For every training report
 it builds the context and the candidate findings exactly as `deploykb ask`
 does (agent.search.Searcher.candidates), labels each candidate (is it an expected finding?), and
 fits a conditional-logit model (softmax over the candidates plus "none") over the features of
