@@ -80,15 +80,21 @@ _PID_EQ = re.compile(r"pid=(\d+)")
 # journald short format: "Feb 19 00:13:33 host python3[1234]: "
 _JOURNALD = re.compile(r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.@/-]+(?:\[\d+\])?: ?")
 # docker --timestamps, ISO-stamped lines: "2026-09-22T06:50:07.810057661Z "
-_ISO = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? ?")
+# Rust's tracing pads the level after the stamp: "2025-06-12T01:21:13.123456Z  INFO "
+_ISO = re.compile(
+    r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+    r"(?: +(?=(?:TRACE|DEBUG|INFO|WARN|ERROR)\b)| ?)"
+)
 # docker compose service column: "vllm-1  | "
 _COMPOSE = re.compile(r"[\w.-]*[-_]\d+\s+\| ?")
 # NCCL: "host:1180825:1180825 [4] "
 _NCCL_HOST = re.compile(r"[\w.-]+:\d+:\d+ \[\d+\] ?")
 # levels, vLLM's "MM-DD hh:mm:ss [file.py:123]": "ERROR 06-12 01:21:13 [multiproc_executor.py:527] "
 _LEVEL = re.compile(
-    r"(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)(?::[\w.]*:|:?[ \t]+)"
+    r"(?P<level>TRACE|DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)(?::[\w.]*:|:?[ \t]+)"
     r"(?:\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? )?(?:\[[\w./-]+:\d+\] ?)?"
+    # ... and then its target, a Rust module path: "dynamo_runtime::component: "
+    r"(?:[A-Za-z_]\w*(?:::\w+)+: ?)?"
 )
 # process tags: "(VllmWorker rank=3 pid=229) ", "(EngineCore_DP0 pid=164) "
 _PROC = re.compile(

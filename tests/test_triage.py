@@ -385,6 +385,21 @@ def test_signature_equal_across_runs_ranks_and_hosts(a, b):
     assert signature(a) == signature(b)
 
 
+def test_a_rust_tracing_prefix_is_peeled_like_any_other_log_prefix():
+    # Dynamo and other Rust front ends log through `tracing`: stamp, padded level, module path
+    plain = "VLLM: Failed: /workspace/csrc/custom_all_reduce.cuh:342 'invalid argument'"
+    for prefix in (
+        "2025-06-12T01:21:13.123456Z  INFO dynamo_engine_vllm::worker: ",
+        "2025-07-01T09:00:00.000001Z ERROR dynamo_runtime::pipeline::network: ",
+        "2025-07-01T09:00:00Z  WARN xinfer::core::engine: ",
+    ):
+        assert signature(prefix + plain) == signature(plain)
+    # a docker-stamped traceback frame keeps its indentation
+    assert signature('2026-09-22T06:50:07Z   File "x.py", line 3, in f') == signature(
+        '  File "x.py", line 3, in f'
+    )
+
+
 def test_signature_masks_and_keeps():
     assert signature("[2026-02-19 00:13:33 TP5] ssh 10.1.230.175 pid=229 rank=3 took 41.27 s") == (
         "ssh <ip> pid=<n> rank=<n> took <n> s"
@@ -758,6 +773,16 @@ def test_an_nccl_shared_memory_failure_keeps_the_line_that_names_dev_shm():
     assert {"nccl", "nccl-shm"} <= from_text("\n".join(texts))
     # the plain NCCL error alone does not name the shared-memory transport
     assert "nccl-shm" not in from_text(lines[0])
+    # other programs' shared memory is not NCCL's: Ray's object store, PostgreSQL
+    assert "nccl-shm" not in from_text(
+        "WARNING: The object store is using /tmp instead of /dev/shm because /dev/shm has only "
+        "67108864 bytes available."
+    )
+    assert "nccl-shm" not in from_text('could not resize shared memory segment "/PostgreSQL.1"')
+    # NCCL up to 2.15 allocated the segment with posix_fallocate (src/include/shm.h)
+    assert "nccl-shm" in from_text(
+        "include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device"
+    )
 
 
 def test_a_cudacheck_failure_line_is_an_error_and_names_its_kernel_file():
