@@ -41,6 +41,8 @@ FRESH8 = ROOT / "eval" / "fresh8"
 # collected 2026-12-02 while the eighth refit was made, merged after it; a training part since
 # its first run
 FRESH9 = ROOT / "eval" / "fresh9"
+# collected 2026-12-03 after the ninth refit (commit 0835c48), merged after it; the sealed part
+FRESH10 = ROOT / "eval" / "fresh10"
 # the parts that are folders of their own, by the name scripts/eval.py gives them, oldest first
 FRESH_PARTS = {
     "fresh": FRESH,
@@ -52,6 +54,7 @@ FRESH_PARTS = {
     "fresh7": FRESH7,
     "fresh8": FRESH8,
     "fresh9": FRESH9,
+    "fresh10": FRESH10,
 }
 PARTS = ("dev", "test", *FRESH_PARTS)  # every part, in the order tables are printed
 SEED = "deploykb-heldout-2026-12-01"
