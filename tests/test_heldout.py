@@ -14,16 +14,13 @@ sys.path.insert(0, str(ROOT))
 import pytest  # noqa: E402
 
 from scripts.heldout import (  # noqa: E402
-    FRESH,
-    FRESH2,
-    FRESH3,
-    FRESH4,
     FRESH5,
     FRESH6,
     FRESH7,
     FRESH8,
     FRESH9,
     FRESH10,
+    FRESH_PARTS,
     load_reports,
     split,
 )
@@ -69,60 +66,29 @@ def test_reports_are_well_formed_and_expect_real_findings():
     assert not dup, dup
 
 
+def _every_report() -> list[dict]:
+    """DEV, TEST and every part of FRESH_PARTS."""
+    return [*load_reports(), *(r for p in FRESH_PARTS.values() for r in load_reports(p))]
+
+
 def test_no_report_thread_is_a_finding_source():
     sources = _finding_sources()
-    reports = [
-        *load_reports(),
-        *(
-            r
-            for p in (
-                FRESH,
-                FRESH2,
-                FRESH3,
-                FRESH4,
-                FRESH5,
-                FRESH6,
-                FRESH7,
-                FRESH8,
-                FRESH9,
-                FRESH10,
-            )
-            for r in load_reports(p)
-        ),
+    leaks = [
+        (r["id"], sources[_thread(r["url"])])
+        for r in _every_report()
+        if _thread(r["url"]) in sources
     ]
-    leaks = [(r["id"], sources[_thread(r["url"])]) for r in reports if _thread(r["url"]) in sources]
     assert not leaks, leaks
+
+
+# every part of scripts/heldout.py FRESH_PARTS, against DEV/TEST (None) and the parts before it
+_FOLDERS = list(FRESH_PARTS.values())
 
 
 @pytest.mark.parametrize(
     "folder, earlier",
-    [
-        (FRESH, [None]),
-        (FRESH2, [None, FRESH]),
-        (FRESH3, [None, FRESH, FRESH2]),
-        (FRESH4, [None, FRESH, FRESH2, FRESH3]),
-        (FRESH5, [None, FRESH, FRESH2, FRESH3, FRESH4]),
-        (FRESH6, [None, FRESH, FRESH2, FRESH3, FRESH4, FRESH5]),
-        (FRESH7, [None, FRESH, FRESH2, FRESH3, FRESH4, FRESH5, FRESH6]),
-        (FRESH8, [None, FRESH, FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7]),
-        (FRESH9, [None, FRESH, FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8]),
-        (
-            FRESH10,
-            [None, FRESH, FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9],
-        ),
-    ],
-    ids=[
-        "fresh",
-        "fresh2",
-        "fresh3",
-        "fresh4",
-        "fresh5",
-        "fresh6",
-        "fresh7",
-        "fresh8",
-        "fresh9",
-        "fresh10",
-    ],
+    [(folder, [None, *_FOLDERS[:i]]) for i, folder in enumerate(_FOLDERS)],
+    ids=list(FRESH_PARTS),
 )
 def test_a_fresh_part_is_well_formed_and_apart_from_the_earlier_parts(folder, earlier):
     fresh = load_reports(folder)
@@ -203,25 +169,7 @@ def test_every_thread_used_is_claimed_once_for_its_role():
     assert not unclaimed, unclaimed
     wrong = [
         r["id"]
-        for r in [
-            *load_reports(),
-            *(
-                r
-                for p in (
-                    FRESH,
-                    FRESH2,
-                    FRESH3,
-                    FRESH4,
-                    FRESH5,
-                    FRESH6,
-                    FRESH7,
-                    FRESH8,
-                    FRESH9,
-                    FRESH10,
-                )
-                for r in load_reports(p)
-            ),
-        ]
+        for r in _every_report()
         if claims.get(_thread(r["url"]) or r["url"]) != {f"eval-{r['kind']}"}
     ]
     assert not wrong, wrong
