@@ -83,7 +83,7 @@ _JOURNALD = re.compile(r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.@/-]+(?:\[
 # Rust's tracing pads the level after the stamp: "2025-06-12T01:21:13.123456Z  INFO "
 _ISO = re.compile(
     r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
-    r"(?: +(?=(?:TRACE|DEBUG|INFO|WARN|ERROR)\b)| ?)"
+    r"(?: +(?=(?:TRACE|DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b)| ?)"
 )
 # docker compose service column: "vllm-1  | "
 _COMPOSE = re.compile(r"[\w.-]*[-_]\d+\s+\| ?")
@@ -93,8 +93,9 @@ _NCCL_HOST = re.compile(r"[\w.-]+:\d+:\d+ \[\d+\] ?")
 _LEVEL = re.compile(
     r"(?P<level>TRACE|DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)(?::[\w.]*:|:?[ \t]+)"
     r"(?:\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? )?(?:\[[\w./-]+:\d+\] ?)?"
-    # ... and then its target, a Rust module path: "dynamo_runtime::component: "
-    r"(?:[A-Za-z_]\w*(?:::\w+)+: ?)?"
+    # ... and then its target, a Rust module path, lower-case snake_case segments:
+    # "dynamo_runtime::component: " (a C++ type such as "c10::DistBackendError: " is the message)
+    r"(?:[a-z_][a-z0-9_]*(?:::[a-z_][a-z0-9_]*)+: ?)?"
 )
 # process tags: "(VllmWorker rank=3 pid=229) ", "(EngineCore_DP0 pid=164) "
 _PROC = re.compile(

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Fit data/ranking.json on the evaluation parts already read (DEV, TEST and FRESH to FRESH9), never
+"""Fit data/ranking.json on the evaluation parts already read (DEV, TEST and FRESH to FRESH10),
+never
 on a sealed part.
 
 Training parts (``TRAIN_PARTS``): until 2026-12-01 the ranking was fitted on DEV alone and TEST was
@@ -9,7 +10,8 @@ joined the training parts too (150 positives), and the figure reported is that o
 (eval/fresh3), collected after that fit. FRESH3's first run was read on 2026-12-02 and it joined the
 training parts in turn (173 positives), then FRESH4's (202 positives), FRESH5's (216
 positives), FRESH6's (229 positives), FRESH7's (239 positives), FRESH8's (251 positives) and
-FRESH9's (266 positives); the next sealed part is collected after this fit and is read by scripts/eval.py only. For every training report
+FRESH9's (266 positives) and
+FRESH10's (276 positives); the next sealed part is collected after this fit and is read by scripts/eval.py only. For every training report
 it builds the context and the candidate findings exactly as `deploykb ask`
 does (agent.search.Searcher.candidates), labels each candidate (is it an expected finding?), and
 fits a conditional-logit model (softmax over the candidates plus "none") over the features of
@@ -62,6 +64,7 @@ TRAIN_PARTS = (
     "fresh7",
     "fresh8",
     "fresh9",
+    "fresh10",
 )
 # the features the model uses, chosen with --select over the training parts: the
 # highest mean nested out-of-fold recall@1 over three fold assignments; sets within one report
@@ -75,7 +78,9 @@ TRAIN_PARTS = (
 # FRESH9 (and the NCCL shared-memory triage rules and component) "text" (0.7743) and "+ hub, report
 # rank" (0.7740) lead and tie; under the tie-break fixed before this fit (conf_right, then
 # recall@3) "+ hub, report rank" wins (0.084 against 0.026; recall@3 0.888 against 0.881, so the
-# old rule agrees); "all" is at 0.766
+# old rule agrees); "all" is at 0.766. With FRESH10 (and the triage's padded WARNING/CRITICAL
+# stamps and C++ types after a level) "+ hub, report rank" leads alone (0.783; "all" 0.774,
+# "text + line, classes" 0.770)
 TEXT = (
     "bm25_report",
     "symptoms_bm25",

@@ -8,7 +8,7 @@ and taken into test in that order until test holds at least ``TEST_SHARE`` of th
 separately, of the negatives); the rest is dev.
 
 The line statistics and the ranking weights and thresholds are fitted on the parts already read
-(``scripts/fit_ranking.py`` ``TRAIN_PARTS``: dev, test and FRESH to FRESH9). A sealed part is read
+(``scripts/fit_ranking.py`` ``TRAIN_PARTS``: dev, test and FRESH to FRESH10). A sealed part is read
 by ``scripts/eval.py`` only, never by a fitting script.
 """
 

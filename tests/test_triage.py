@@ -400,6 +400,30 @@ def test_a_rust_tracing_prefix_is_peeled_like_any_other_log_prefix():
     )
 
 
+def test_a_padded_level_after_a_stamp_is_read_whatever_its_name():
+    # loggers other than Rust's tracing pad WARNING and CRITICAL after the stamp too
+    plain = "engine core startup failed"
+    for level in ("WARNING", "CRITICAL", "FATAL"):
+        assert signature(f"2025-07-01T09:00:00Z  {level} vllm.engine: {plain}") == signature(
+            f"vllm.engine: {plain}"
+        )
+    kept = triage(["2025-07-01T09:00:00Z  CRITICAL vllm.engine: startup failed for the third time"])
+    assert [line.reason for line in kept.lines] == ["error-log"]
+
+
+def test_a_cpp_type_after_a_level_is_the_message_not_a_rust_target():
+    line = (
+        "ERROR 06-12 01:21:13 [utils.py:1] c10::DistBackendError: NCCL error in: "
+        "../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled cuda error"
+    )
+    assert signature(line).startswith("c10::DistBackendError: NCCL error in:")
+    assert [kept.reason for kept in triage([line]).lines] == ["exception"]
+    # a Rust target is lower-case snake_case and is still peeled
+    assert signature("ERROR dynamo_runtime::pipeline: c10::DistBackendError: x") == signature(
+        "c10::DistBackendError: x"
+    )
+
+
 def test_signature_masks_and_keeps():
     assert signature("[2026-02-19 00:13:33 TP5] ssh 10.1.230.175 pid=229 rank=3 took 41.27 s") == (
         "ssh <ip> pid=<n> rank=<n> took <n> s"
