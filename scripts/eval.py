@@ -2,7 +2,7 @@
 """Evaluate `deploykb ask` on real public failure reports it was not tuned on.
 
 The evaluation holds reports written by other people than the findings' sources, in parts: DEV and
-TEST (eval/heldout/, split by finding) and FRESH to FRESH10 (eval/fresh*/, each collected after a fit
+TEST (eval/heldout/, split by finding) and FRESH to FRESH11 (eval/fresh*/, each collected after a fit
 and scored once; all but the newest have joined the training data since). The ranking is fitted on
 the parts already read (scripts/fit_ranking.py TRAIN_PARTS); a part of scripts/heldout.py
 FRESH_PARTS that is not among them is the sealed part, read by this script only, and gives the

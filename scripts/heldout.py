@@ -41,8 +41,12 @@ FRESH8 = ROOT / "eval" / "fresh8"
 # collected 2026-12-02 while the eighth refit was made, merged after it; a training part since
 # its first run
 FRESH9 = ROOT / "eval" / "fresh9"
-# collected 2026-12-03 after the ninth refit (commit 0835c48), merged after it; the sealed part
+# collected 2026-12-03 after the ninth refit (commit 0835c48), merged after it; a training part
+# since its first run
 FRESH10 = ROOT / "eval" / "fresh10"
+# collected 2026-12-03 while the tenth refit was made, merged after it (commit a0fcd87); the
+# sealed part
+FRESH11 = ROOT / "eval" / "fresh11"
 # the parts that are folders of their own, by the name scripts/eval.py gives them, oldest first
 FRESH_PARTS = {
     "fresh": FRESH,
@@ -55,6 +59,7 @@ FRESH_PARTS = {
     "fresh8": FRESH8,
     "fresh9": FRESH9,
     "fresh10": FRESH10,
+    "fresh11": FRESH11,
 }
 PARTS = ("dev", "test", *FRESH_PARTS)  # every part, in the order tables are printed
 SEED = "deploykb-heldout-2026-12-01"
