@@ -3,7 +3,7 @@
 
 Corpus, one document each: every shipped finding (its recorded symptom lines), every real log kept in
 the repository (eval/logs/, tests/fixtures/logs/), and every report of the ranking's training parts
-(scripts/fit_ranking.py TRAIN_PARTS: DEV, TEST and FRESH to FRESH10, triaged like `ask` triages
+(scripts/fit_ranking.py TRAIN_PARTS: DEV, TEST and FRESH to FRESH11, triaged like `ask` triages
 its input). A sealed part is never read.
 
     .venv/bin/python scripts/build_line_stats.py            # write data/line_stats.json
@@ -92,7 +92,7 @@ def build() -> dict:
         "_doc": (
             "For each word of salient log lines (agent.match.tokens of the masked signature): in how "
             "many distinct failures it occurs, over a corpus of real logs, findings and the reports of "
-            "the ranking's training parts (DEV, TEST, FRESH to FRESH10) (documents about one failure count once); read by agent/informative.py. "
+            "the ranking's training parts (DEV, TEST, FRESH to FRESH11) (documents about one failure count once); read by agent/informative.py. "
             "Words seen in one failure only are left out; n_docs counts failures."
         ),
         "_source": {

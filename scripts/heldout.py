@@ -8,7 +8,7 @@ and taken into test in that order until test holds at least ``TEST_SHARE`` of th
 separately, of the negatives); the rest is dev.
 
 The line statistics and the ranking weights and thresholds are fitted on the parts already read
-(``scripts/fit_ranking.py`` ``TRAIN_PARTS``: dev, test and FRESH to FRESH10). A sealed part is read
+(``scripts/fit_ranking.py`` ``TRAIN_PARTS``: dev, test and FRESH to FRESH11). A sealed part is read
 by ``scripts/eval.py`` only, never by a fitting script.
 """
 
@@ -44,8 +44,8 @@ FRESH9 = ROOT / "eval" / "fresh9"
 # collected 2026-12-03 after the ninth refit (commit 0835c48), merged after it; a training part
 # since its first run
 FRESH10 = ROOT / "eval" / "fresh10"
-# collected 2026-12-03 while the tenth refit was made, merged after it (commit a0fcd87); the
-# sealed part
+# collected 2026-12-03 while the tenth refit was made, merged after it (commit a0fcd87); a
+# training part since its first run
 FRESH11 = ROOT / "eval" / "fresh11"
 # the parts that are folders of their own, by the name scripts/eval.py gives them, oldest first
 FRESH_PARTS = {
